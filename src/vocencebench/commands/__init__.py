@@ -1,0 +1,1 @@
+"""Command modules of the ``vocencebench`` CLI; each exposes ``register(subparsers)``."""

@@ -1,0 +1,220 @@
+"""Typed, frozen result records and their JSON form.
+
+Every record round-trips through ``to_dict()`` / ``from_dict()`` (and ``to_json()`` /
+``from_json()``); anything written to disk carries ``schema_version`` so a reader can refuse a
+file it does not understand. Units: desirabilities ``d`` and composites ``S`` are on [0, 1];
+judge scores on the 0–3 rubric; WER is a fraction (0 = perfect, may exceed 1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, Self
+
+from .errors import ConfigError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Decision",
+    "Item",
+    "ProbeResult",
+    "Record",
+    "SampleScore",
+    "Verdict",
+    "dumps_canonical",
+]
+
+#: Bumped whenever a record's JSON form changes incompatibly.
+SCHEMA_VERSION = 1
+
+Winner = Literal["a", "b", "tie"]
+
+
+def dumps_canonical(obj: Any) -> str:
+    """Canonical JSON: sorted keys, no spaces, UTF-8 text (non-ASCII kept), floats by repr."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict(versioned=False)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Record:
+    """Mixin: JSON round-trip for frozen dataclasses, with a schema version."""
+
+    kind: ClassVar[str] = ""
+    _tuple_fields: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:
+        """A plain JSON-ready dict; ``versioned`` adds ``schema_version`` and ``kind``."""
+        out = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        if versioned:
+            out["schema_version"] = SCHEMA_VERSION
+            out["kind"] = self.kind
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Rebuild from :meth:`to_dict`'s output; unknown keys are ignored, missing ones fail."""
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise ConfigError(
+                f"{cls.__name__} written with schema_version {version}; this vocencebench "
+                f"reads {SCHEMA_VERSION}. Re-run with a matching version."
+            )
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.name in data:
+                v = data[f.name]
+                if f.name in cls._tuple_fields and isinstance(v, list):
+                    v = tuple(v)
+                kwargs[f.name] = v
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise ConfigError(f"cannot read {cls.__name__} from {dict(data)!r}: {exc}") from None
+
+    def to_json(self) -> str:
+        """Canonical JSON text of :meth:`to_dict`."""
+        return dumps_canonical(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> Self:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class Item(Record):
+    """One voice request of a corpus.
+
+    ``traits`` maps every trait name to its requested value (ages are decimal strings, years);
+    ``difficulty`` is 0 (easy), 1 (normal) or 2 (hard); ``category`` is ``everyday`` for
+    difficulties 0–1 and one of ``tongue_twister``, ``numbers``, ``urls``, ``nested_clauses``
+    for the hard tier.
+    """
+
+    kind: ClassVar[str] = "item"
+
+    id: str
+    instruction: str
+    text: str
+    traits: dict[str, str]
+    difficulty: int
+    category: str = "everyday"
+
+    def to_corpus_dict(self) -> dict[str, Any]:
+        """The corpus-file form: the six fields only (no schema keys)."""
+        return self.to_dict(versioned=False)
+
+
+@dataclass(frozen=True)
+class ProbeResult(Record):
+    """What one probe measured on one clip for one trait.
+
+    ``value`` is the raw measurement in ``unit`` (Hz, syllables/s, LUFS, years) or a class
+    label; ``label`` is the bucket/category/estimate compared with the request; ``d`` the
+    desirability on [0, 1]; ``probe`` is ``name@version``; ``detail`` holds diagnostics
+    (e.g. class probabilities, semitone offset, "heuristic").
+    """
+
+    kind: ClassVar[str] = "probe_result"
+
+    trait: str
+    value: float | str | None
+    unit: str
+    label: str
+    d: float
+    probe: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict(Record):
+    """The judge's verdict on one pair of clips for one dimension.
+
+    ``score_a`` / ``score_b`` are 0–3 rubric scores (mean over orders and votes), ``winner``
+    is ``a``, ``b`` or ``tie``; ``confidence`` is 0–1; ``consistent`` is False when the
+    order-swapped judgements disagreed. ``raw`` keeps the judge's raw answers.
+    """
+
+    kind: ClassVar[str] = "verdict"
+    _tuple_fields: ClassVar[tuple[str, ...]] = ("raw",)
+
+    winner: Winner
+    score_a: float
+    score_b: float
+    reasoning_a: str
+    reasoning_b: str
+    confidence: float
+    consistent: bool
+    dimension: str
+    model: str
+    prompt_version: str
+    raw: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.winner not in ("a", "b", "tie"):
+            raise ConfigError(f"verdict winner must be 'a', 'b' or 'tie', not {self.winner!r}")
+
+
+@dataclass(frozen=True)
+class SampleScore(Record):
+    """One system's score on one item: the input row of ``vocencebench decide``.
+
+    ``d`` maps each scored dimension to its desirability (0–1); ``gate`` is 1/0 from the
+    intelligibility gate, or None when no transcriber ran (gate OFF, counted as passing);
+    ``wer`` the word-error rate (fraction) or None; ``S`` the composite on [0, 1];
+    ``failure`` why the sample was zeroed (synthesis error, undecodable audio), else None.
+    """
+
+    kind: ClassVar[str] = "sample_score"
+
+    item: str
+    system: str
+    S: float
+    d: dict[str, float] = field(default_factory=dict)
+    gate: int | None = None
+    wer: float | None = None
+    failure: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.S, int | float) and math.isfinite(self.S) and 0 <= self.S <= 1):
+            raise ConfigError(f"sample {self.item}/{self.system}: S={self.S!r} is not in [0, 1]")
+
+
+@dataclass(frozen=True)
+class Decision(Record):
+    """The verdict of a head-to-head and every number that produced it.
+
+    ``lcb`` is the 5th-percentile bootstrap bound of mean(S_b − S_a) and ``margin`` the bar it
+    had to clear, margin(S̄_a); ``lcb_reverse`` / ``margin_reverse`` are the same for a over b.
+    ``winner`` is a system label or ``"tie"``. Means and bounds are on the [0, 1] scale.
+    """
+
+    kind: ClassVar[str] = "decision"
+    _tuple_fields: ClassVar[tuple[str, ...]] = ("labels",)
+
+    winner: str
+    lcb: float
+    margin: float
+    mean_a: float
+    mean_b: float
+    n: int
+    reason: str
+    labels: tuple[str, str] = ("a", "b")
+    lcb_reverse: float = float("nan")
+    margin_reverse: float = float("nan")
+    mean_delta: float = float("nan")
+    n_boot: int = 2000
+    seed: int = 3151662
