@@ -1,0 +1,181 @@
+"""``vocencebench run``, ``demo`` and ``report``: the main job from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["make_judge", "make_transcriber", "register"]
+
+
+def make_judge(spec: str | None) -> Any:
+    """``none`` | ``gemini:MODEL`` | ``local:URL#MODEL`` → a judge (or None)."""
+    if spec in (None, "", "none"):
+        return None
+    from ..judge import Judge
+
+    if spec == "gemini" or spec.startswith("gemini:"):
+        model = spec.partition(":")[2]
+        return Judge.gemini(model=model) if model else Judge.gemini()
+    if spec.startswith("local:"):
+        url, sep, model = spec[len("local:"):].rpartition("#")
+        if not sep or not url or not model:
+            raise ConfigError(f"expected --judge local:URL#MODEL, got {spec!r}")
+        return Judge.local(base_url=url, model=model)
+    raise ConfigError(f"unknown judge {spec!r}; use none, gemini:MODEL or local:URL#MODEL")
+
+
+def make_transcriber(spec: str | None) -> Any:
+    """``none`` | ``whisper[:MODEL]`` | ``openai:URL#MODEL`` | ``pocketsphinx``."""
+    if spec in (None, "", "none"):
+        return None
+    from .. import transcribe
+
+    if spec == "whisper" or spec.startswith("whisper:"):
+        model = spec.partition(":")[2] or "large-v3"
+        return transcribe.whisper_transcriber(model)
+    if spec.startswith("openai:"):
+        url, sep, model = spec[len("openai:"):].rpartition("#")
+        if not sep or not url or not model:
+            raise ConfigError(f"expected --asr openai:URL#MODEL, got {spec!r}")
+        return transcribe.openai_transcriber(url, model)
+    if spec == "pocketsphinx":
+        return transcribe.pocketsphinx_transcriber()
+    raise ConfigError(
+        f"unknown ASR {spec!r}; use none, whisper[:MODEL], openai:URL#MODEL or pocketsphinx"
+    )
+
+
+def _load_items(args: argparse.Namespace) -> list[Any]:
+    from ..corpus import load_benchmark, read_corpus, split_holdout
+
+    src = args.corpus
+    items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
+    if args.holdout_salt:
+        _, held = split_holdout(items, salt=args.holdout_salt)
+        items = held
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ConfigError("--limit must be ≥ 1")
+        items = items[: args.limit]
+    return list(items)
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ..adapters import parse_system_spec
+    from ..compare import benchmark
+
+    items = _load_items(args)
+    model_a = parse_system_spec(args.system_a)
+    model_b = parse_system_spec(args.system_b)
+    label_a = args.label_a or _default_label(args.system_a)
+    label_b = args.label_b or _default_label(args.system_b)
+    if label_a == label_b:
+        label_a, label_b = f"{label_a}-a", f"{label_b}-b"
+    judge = make_judge(args.judge)
+    transcriber = make_transcriber(args.asr)
+    if args.classifiers:
+        from ..probes import with_classifiers
+
+        probes: Any = with_classifiers()
+    else:
+        from ..probes import default_probes
+
+        probes = default_probes()
+    out = Path(args.out or f"runs/{label_a}-vs-{label_b}")
+    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    progress = not args.quiet and sys.stderr.isatty()
+    if not args.quiet:
+        print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
+              f"(cache: {cache or 'off'})", file=sys.stderr)
+    t0 = time.perf_counter()
+    h2h = benchmark(
+        items, model_a, model_b, judge, probes=probes, transcriber=transcriber,
+        labels=(label_a, label_b), cache=cache, workers=args.workers,
+        executor=args.executor, progress=progress, votes=args.votes,
+        consistent=not args.no_swap,
+    )
+    h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
+    path = h2h.save(out)
+    print(h2h.summary())
+    print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
+    return 0
+
+
+def _default_label(spec: str) -> str:
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        return kind
+    tail = rest.replace("\\", "/").rstrip("/").split("/")[-1].split("#")[-1]
+    return f"{kind}-{tail}"[:40] if tail else kind
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    return _execute(args)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    args.system_a, args.system_b = "espeak-flat", "espeak-follow"
+    args.label_a, args.label_b = "espeak-flat", "espeak-follow"
+    args.judge, args.asr, args.classifiers = "none", "none", False
+    args.corpus, args.holdout_salt = "benchmark_v1", None
+    args.out = args.out or "runs/demo"
+    args.votes, args.no_swap, args.executor = 1, False, None
+    return _execute(args)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..report import load_run, save_run
+
+    h2h = load_run(args.run)
+    save_run(h2h, args.run)
+    print(h2h.summary())
+    print(f"\nreports re-rendered in {args.run}")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes for CPU work (default: all CPUs)")
+    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
+    p.add_argument("--out", default=None, help="output directory of the run")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def register(sub: Any) -> None:
+    run = sub.add_parser("run", help="benchmark two TTS systems head to head")
+    run.add_argument("--system-a", required=True, metavar="SPEC",
+                     help="incumbent: espeak-follow | espeak-flat | cmd:TEMPLATE | dir:PATH | "
+                          "openai-speech:URL#MODEL#VOICE | qwen3:CHECKPOINT | parler:CHECKPOINT")
+    run.add_argument("--system-b", required=True, metavar="SPEC", help="challenger (as above)")
+    run.add_argument("--label-a", default=None)
+    run.add_argument("--label-b", default=None)
+    run.add_argument("--judge", default="none", help="none | gemini:MODEL | local:URL#MODEL")
+    run.add_argument("--asr", default="none",
+                     help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
+    run.add_argument("--classifiers", action="store_true",
+                     help="add the age/gender/emotion/accent classifier probes")
+    run.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    run.add_argument("--holdout-salt", default=None,
+                     help="run on the held-out partition defined by this private salt")
+    run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
+    run.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    run.add_argument("--no-swap", action="store_true",
+                     help="judge one order only (faster, position bias not neutralised)")
+    _common(run)
+    run.set_defaults(func=_cmd_run)
+
+    demo = sub.add_parser("demo", help="offline duel: espeak-follow vs espeak-flat")
+    _common(demo)
+    demo.set_defaults(func=_cmd_demo)
+
+    rep = sub.add_parser("report", help="re-render the reports of a saved run")
+    rep.add_argument("run", help="run directory (with run.json)")
+    rep.set_defaults(func=_cmd_report)

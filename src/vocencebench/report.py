@@ -1,0 +1,335 @@
+"""Reports of a run: the summary text, ``scores.jsonl``, ``run.json``, ``report.md`` and a
+self-contained ``report.html`` (inline SVG, no network).
+
+Everything here is rendered from a :class:`~vocencebench.compare.Head2Head`, so
+``vocencebench report RUN`` re-renders a saved run without re-measuring anything.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .decide import bootstrap_means, lower_confidence_bound
+from .errors import ConfigError
+from .metrics import confusion_matrices, control_success, win_rates
+from .schema import dumps_canonical
+from .traits import TRAITS
+
+if TYPE_CHECKING:
+    from .compare import Head2Head
+
+__all__ = ["load_run", "render_html", "render_markdown", "render_summary", "save_run"]
+
+
+@dataclass(frozen=True)
+class _DimRow:
+    dimension: str
+    mean_a: float | None
+    mean_b: float | None
+    success_a: float | None
+    success_b: float | None
+    win_rate_b: float | None
+    n: int
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def _dimension_rows(h: Head2Head) -> list[_DimRow]:
+    ok = [p for p in h.pairs if p.a.failure is None and p.b.failure is None]
+    da = [p.a.d for p in ok]
+    db = [p.b.d for p in ok]
+    wins = win_rates(da, db) if ok else {}
+    ca = control_success(da) if ok else {}
+    cb = control_success(db) if ok else {}
+    rows = []
+    for dim in TRAITS.dimensions():
+        xa = [d[dim] for d in da if dim in d]
+        xb = [d[dim] for d in db if dim in d]
+        if not xa and not xb:
+            continue
+        w = wins.get(dim)
+        rows.append(_DimRow(
+            dim, _mean(xa), _mean(xb),
+            ca[dim].rate if dim in ca else None, cb[dim].rate if dim in cb else None,
+            w.rate if w is not None else None, len(xa),
+        ))
+    return rows
+
+
+def _gate_rates(h: Head2Head) -> tuple[float | None, float | None]:
+    out: list[float | None] = []
+    for side in ("a", "b"):
+        gates = [getattr(p, side).gate for p in h.pairs if getattr(p, side).gate is not None]
+        out.append(_mean([float(g) for g in gates if g is not None]) if gates else None)
+    return out[0], out[1]
+
+
+def _fmt(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "—"
+    return f"{100 * x:.1f}%" if pct else f"{x:.3f}"
+
+
+def _not_scored(h: Head2Head) -> list[str]:
+    scored = {r.dimension for r in _dimension_rows(h)}
+    return [d for d in TRAITS.dimensions() if d not in scored]
+
+
+def render_summary(h: Head2Head) -> str:
+    """Plain text: status first, then per-dimension scores, gate, failures, the decision."""
+    la, lb = h.labels
+    m = h.metadata
+    lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
+             f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
+    lines += [f"  {s}" for s in h.status()]
+    missing = _not_scored(h)
+    if missing:
+        lines.append(f"  not scored in this run: {', '.join(missing)}")
+    lines.append("")
+    w = max(len(la), len(lb), 8)
+    lines.append(f"{'dimension':<13} {'mean d ' + la:>{w + 7}} {'mean d ' + lb:>{w + 7}} "
+                 f"{'success a':>9} {'success b':>9} {'win b':>7}")
+    for r in _dimension_rows(h):
+        lines.append(
+            f"{r.dimension:<13} {_fmt(r.mean_a):>{w + 7}} {_fmt(r.mean_b):>{w + 7}} "
+            f"{_fmt(r.success_a, True):>9} {_fmt(r.success_b, True):>9} "
+            f"{_fmt(r.win_rate_b, True):>7}"
+        )
+    d = h.decision
+    lines.append(f"{'composite S':<13} {_fmt(d.mean_a):>{w + 7}} {_fmt(d.mean_b):>{w + 7}}")
+    ga, gb = _gate_rates(h)
+    lines.append("gate pass:    " + ("OFF (no transcriber)" if ga is None and gb is None
+                                     else f"{la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}"))
+    fa = sum(1 for p in h.pairs if p.a.failure)
+    fb = sum(1 for p in h.pairs if p.b.failure)
+    lines.append(f"failures:     {la} {fa}, {lb} {fb}")
+    jf = sum(1 for p in h.pairs for k, v in p.dropped.items() if v.startswith("judge failed"))
+    if jf:
+        lines.append(f"judge failures (dimension dropped from both sides): {jf}")
+    if "judge_cost_usd" in m:
+        lines.append(f"judge cost:   ${m['judge_cost_usd']:.4f}")
+    lines += ["", f"DECISION: {'TIE' if d.winner == 'tie' else d.winner + ' wins'}",
+              d.reason]
+    return "\n".join(lines)
+
+
+def render_markdown(h: Head2Head) -> str:
+    """The run as Markdown: status, dimension table, gate, decision and metadata."""
+    la, lb = h.labels
+    d = h.decision
+    out = [f"# vocencebench: {la} vs {lb}", ""]
+    out += [f"> {s}" for s in h.status()]
+    missing = _not_scored(h)
+    if missing:
+        out.append(f"> not scored in this run: {', '.join(missing)}")
+    out += ["", f"**Decision: {'tie' if d.winner == 'tie' else d.winner + ' wins'}**", "",
+            d.reason, "", "## Dimensions", "",
+            f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
+            f"win rate {lb} | n |", "|---|---|---|---|---|---|---|"]
+    for r in _dimension_rows(h):
+        out.append(f"| {r.dimension} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
+                   f"{_fmt(r.success_a, True)} | {_fmt(r.success_b, True)} | "
+                   f"{_fmt(r.win_rate_b, True)} | {r.n} |")
+    out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
+    ga, gb = _gate_rates(h)
+    out += ["", "## Intelligibility gate", "",
+            "OFF: no transcriber ran." if ga is None and gb is None
+            else f"Pass rate: {la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}."]
+    out += ["", "## Run metadata", "", "```json",
+            json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
+                       sort_keys=True), "```", ""]
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1100px;color:#1f2937;padding:0 1rem}
+h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #e5e7eb}
+.status{background:#fef3c7;border-left:4px solid #f59e0b;padding:.5rem 1rem;
+font-family:monospace;white-space:pre-wrap}
+.decision{font-size:1.3rem;font-weight:700;padding:.8rem 1rem;border-radius:8px;
+background:#ecfdf5;border:1px solid #10b981}
+.decision.tie{background:#f3f4f6;border-color:#9ca3af}
+.reason{font-family:monospace;font-size:.85rem;white-space:pre-wrap}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
+padding:.25rem .5rem;text-align:right;font-size:.85rem}th{background:#f9fafb}
+.cm{display:inline-block;vertical-align:top;margin:0 1.5rem 1rem 0}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
+"""
+_COL_A, _COL_B = "#2563eb", "#f59e0b"
+
+
+def _bars_svg(rows: list[_DimRow], la: str, lb: str) -> str:
+    bar_h, gap, left, width = 12, 10, 110, 520
+    height = len(rows) * (2 * bar_h + gap) + 30
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" '
+             f'height="{height}" role="img" aria-label="mean desirability per dimension">']
+    for k in range(0, 11, 2):
+        x = left + width * k / 10
+        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 20}" stroke="#e5e7eb"/>'
+                     f'<text x="{x}" y="{height - 5}" font-size="10" text-anchor="middle">'
+                     f'{k / 10:.1f}</text>')
+    for i, r in enumerate(rows):
+        y = i * (2 * bar_h + gap)
+        parts.append(f'<text x="{left - 6}" y="{y + bar_h + 4}" font-size="12" '
+                     f'text-anchor="end">{html.escape(r.dimension)}</text>')
+        for j, (val, col, lab) in enumerate(((r.mean_a, _COL_A, la), (r.mean_b, _COL_B, lb))):
+            v = val or 0.0
+            parts.append(f'<rect x="{left}" y="{y + j * bar_h}" width="{width * v:.1f}" '
+                         f'height="{bar_h - 1}" fill="{col}"><title>{html.escape(lab)}: '
+                         f'{_fmt(val)}</title></rect><text x="{left + width * v + 4:.1f}" '
+                         f'y="{y + j * bar_h + bar_h - 2}" font-size="10">{_fmt(val)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bootstrap_svg(h: Head2Head) -> str:
+    d = h.decision
+    sa = [p.a.S for p in h.pairs]
+    sb = [p.b.S for p in h.pairs]
+    delta = [y - x for x, y in zip(sa, sb, strict=True)]
+    means = bootstrap_means(delta, n_boot=d.n_boot, seed=d.seed)
+    lcb = lower_confidence_bound(means)
+    lo = min(float(means.min()), lcb, d.margin, -d.margin_reverse, 0.0)
+    hi = max(float(means.max()), d.margin, 0.0)
+    span = (hi - lo) or 1.0
+    lo, hi = lo - 0.05 * span, hi + 0.05 * span
+    counts, edges = np.histogram(means, bins=40, range=(lo, hi))
+    w, hgt, left = 640, 180, 40
+    peak = max(int(counts.max()), 1)
+
+    def x(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * w
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2 * left}" '
+             f'height="{hgt + 40}" role="img" aria-label="bootstrap distribution">']
+    for c, e0, e1 in zip(counts, edges[:-1], edges[1:], strict=True):
+        bh = hgt * int(c) / peak
+        parts.append(f'<rect x="{x(float(e0)):.1f}" y="{hgt - bh:.1f}" '
+                     f'width="{max(x(float(e1)) - x(float(e0)) - 1, 0.5):.1f}" '
+                     f'height="{bh:.1f}" fill="#7c3aed" opacity="0.7"/>')
+    marks = ((0.0, "#6b7280", "0"), (lcb, "#dc2626", f"LCB {lcb:+.4f}"),
+             (d.margin, "#059669", f"margin {d.margin:.4f}"))
+    for k, (v, col, lab) in enumerate(marks):
+        parts.append(f'<line x1="{x(v):.1f}" y1="0" x2="{x(v):.1f}" y2="{hgt}" stroke="{col}" '
+                     f'stroke-width="2" stroke-dasharray="4 2"/><text x="{x(v) + 3:.1f}" '
+                     f'y="{12 + 12 * k}" font-size="11" fill="{col}">{html.escape(lab)}</text>')
+    parts.append(f'<text x="{left}" y="{hgt + 16}" font-size="10">{lo:+.3f}</text>'
+                 f'<text x="{left + w}" y="{hgt + 16}" font-size="10" text-anchor="end">'
+                 f'{hi:+.3f}</text><text x="{left + w / 2}" y="{hgt + 32}" font-size="11" '
+                 f'text-anchor="middle">bootstrap means of δ = S({html.escape(h.labels[1])}) − '
+                 f'S({html.escape(h.labels[0])})</text></svg>')
+    return "".join(parts)
+
+
+def _confusion_html(h: Head2Head, side: str, label: str) -> str:
+    ok = [p for p in h.pairs if getattr(p, side).failure is None]
+    req = [p.item.traits for p in ok]
+    an = [getattr(p, f"analysis_{side}") for p in ok]
+    meas = [{t: r.label for t, r in a.probes.items()} for a in an]
+    out = []
+    for trait, cm in confusion_matrices(req, meas).items():
+        if cm.missing == len(ok) or not any(any(r) for r in cm.counts):
+            continue
+        peak = max(max(r) for r in cm.counts) or 1
+        rows = [f'<div class="cm"><table><caption>{html.escape(trait)} — '
+                f'{html.escape(label)}</caption><tr><th>requested \\ measured</th>']
+        rows += [f"<th>{html.escape(c)}</th>" for c in cm.columns] + ["</tr>"]
+        for rname, counts in zip(cm.rows, cm.counts, strict=True):
+            rows.append(f"<tr><th>{html.escape(rname)}</th>")
+            for c in counts:
+                alpha = 0.85 * c / peak
+                rows.append(f'<td style="background:rgba(37,99,235,{alpha:.2f})">{c}</td>')
+            rows.append("</tr>")
+        rows.append("</table></div>")
+        out.append("".join(rows))
+    return "".join(out) or "<p>No categorical or ordinal trait was measured.</p>"
+
+
+def render_html(h: Head2Head) -> str:
+    """One self-contained HTML page (inline CSS and SVG; nothing fetched)."""
+    la, lb = h.labels
+    d = h.decision
+    rows = _dimension_rows(h)
+    ga, gb = _gate_rates(h)
+    status = "\n".join(h.status() + ([f"not scored: {', '.join(_not_scored(h))}"]
+                                     if _not_scored(h) else []))
+    table = ["<table><tr><th>dimension</th><th>mean d " + html.escape(la) + "</th><th>mean d "
+             + html.escape(lb) + "</th><th>success " + html.escape(la) + "</th><th>success "
+             + html.escape(lb) + "</th><th>win rate " + html.escape(lb) + "</th><th>n</th></tr>"]
+    for r in rows:
+        table.append(f"<tr><th>{html.escape(r.dimension)}</th><td>{_fmt(r.mean_a)}</td>"
+                     f"<td>{_fmt(r.mean_b)}</td><td>{_fmt(r.success_a, True)}</td>"
+                     f"<td>{_fmt(r.success_b, True)}</td><td>{_fmt(r.win_rate_b, True)}</td>"
+                     f"<td>{r.n}</td></tr>")
+    table.append(f"<tr><th>composite S</th><td>{_fmt(d.mean_a)}</td><td>{_fmt(d.mean_b)}</td>"
+                 f"<td></td><td></td><td></td><td>{d.n}</td></tr></table>")
+    gate = ("OFF — no transcriber ran; no sample was gated." if ga is None and gb is None
+            else f"pass rate: {html.escape(la)} {_fmt(ga, True)}, "
+                 f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ 0.15)")
+    verdict = "tie" if d.winner == "tie" else f"{d.winner} wins"
+    meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
+                      sort_keys=True)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>vocencebench: {html.escape(la)} vs {html.escape(lb)}</title>
+<style>{_CSS}</style></head><body>
+<h1>vocencebench: {html.escape(la)} vs {html.escape(lb)}</h1>
+<div class="status">{html.escape(status)}</div>
+<h2>Decision</h2>
+<div class="decision{' tie' if d.winner == 'tie' else ''}">{html.escape(verdict)}</div>
+<p class="reason">{html.escape(d.reason)}</p>
+<h2>Bootstrap distribution of the mean difference</h2>
+{_bootstrap_svg(h)}
+<h2>Per-dimension adherence</h2>
+<div class="legend"><span style="background:{_COL_A}"></span>{html.escape(la)}
+<span style="background:{_COL_B}"></span>{html.escape(lb)}</div>
+{_bars_svg(rows, la, lb)}
+{''.join(table)}
+<h2>Intelligibility gate</h2><p>{gate}</p>
+<h2>Confusion matrices (requested × measured)</h2>
+{_confusion_html(h, 'a', la)}
+{_confusion_html(h, 'b', lb)}
+<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
+</body></html>
+"""
+
+
+def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
+    """Write ``scores.jsonl``, ``run.json``, ``report.md``, ``report.html``; return the dir."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "scores.jsonl", "w", encoding="utf-8") as f:
+        for s in h.samples:
+            f.write(dumps_canonical(s.to_dict()) + "\n")
+    (out / "run.json").write_text(h.to_json() + "\n", encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(h), encoding="utf-8")
+    (out / "report.html").write_text(render_html(h), encoding="utf-8")
+    return out
+
+
+def load_run(directory: str | os.PathLike[str]) -> Head2Head:
+    """Read a saved run back from its ``run.json``."""
+    from .compare import Head2Head
+
+    path = Path(directory) / "run.json"
+    if not path.is_file():
+        raise ConfigError(f"{directory} is not a run directory: {path} is missing")
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    return Head2Head.from_dict(data)

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import io
+import json
+import sys
+import threading
+import wave
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from vocencebench.adapters import (
+    CommandAdapter,
+    DirectoryAdapter,
+    OpenAISpeechAdapter,
+    parse_system_spec,
+    synthesize_item,
+    system_id,
+)
+from vocencebench.errors import ConfigError, SynthesisError
+from vocencebench.schema import Item
+
+ITEM = Item("vb-00001", "a calm voice", "Hello there.", {}, 0)
+
+
+def _wav(seconds: float = 0.5, rate: int = 16000) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"\x10\x00\xf0\xff" * int(seconds * rate / 2))
+    return buf.getvalue()
+
+
+# A tiny "TTS" program: writes a WAV to argv[3] and echoes its text/instruction arguments.
+_SCRIPT = """
+import sys, wave, json
+text, instruction, out = sys.argv[1], sys.argv[2], sys.argv[3]
+if text == "FAIL":
+    sys.stderr.write("model exploded\\n"); sys.exit(3)
+if text == "SLEEP":
+    import time; time.sleep(30)
+with wave.open(out, "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+    w.writeframes(b"\\x00\\x01" * 8000)
+open(out + ".json", "w").write(json.dumps([text, instruction]))
+"""
+
+
+@pytest.fixture()
+def tts_script(tmp_path: Path) -> Path:
+    p = tmp_path / "fake_tts.py"
+    p.write_text(_SCRIPT)
+    return p
+
+
+def test_command_adapter_passes_arguments_verbatim_without_shell(tts_script: Path) -> None:
+    adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}")
+    nasty = "it's; rm -rf / $(whoami) `id` \"quoted\" {text}"
+    wav = adapter(nasty, "calm & slow | loud")
+    assert wav[:4] == b"RIFF"
+    assert system_id(adapter).startswith("cmd:")
+
+
+def test_command_adapter_errors(tts_script: Path) -> None:
+    adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}",
+                             timeout=2)
+    with pytest.raises(SynthesisError, match="exited 3.*model exploded"):
+        adapter("FAIL", "x")
+    with pytest.raises(SynthesisError, match="timed out after 2 s"):
+        adapter("SLEEP", "x")
+    with pytest.raises(SynthesisError, match="command not found"):
+        CommandAdapter("/nonexistent/tts {out}")("a", "b")
+    with pytest.raises(ConfigError, match="must contain"):
+        CommandAdapter("tts {text}")
+
+
+def test_directory_adapter_refuses_traversal(tmp_path: Path) -> None:
+    (tmp_path / "clips").mkdir()
+    (tmp_path / "clips" / "vb-00001.wav").write_bytes(_wav())
+    (tmp_path / "secret.wav").write_bytes(b"secret")
+    d = DirectoryAdapter(tmp_path / "clips")
+    assert synthesize_item(d, ITEM)[:4] == b"RIFF"
+    for bad in ("../secret", "..", "/etc/passwd", "a/../../secret", "sub/x", ""):
+        with pytest.raises(SynthesisError, match="refusing item id"):
+            d.path_for(bad)
+    with pytest.raises(SynthesisError, match="no clip for vb-00002"):
+        d.synthesize_item(Item("vb-00002", "i", "t", {}, 0))
+    with pytest.raises(ConfigError, match="does not exist"):
+        DirectoryAdapter(tmp_path / "missing")
+
+
+def test_failing_system_raises_synthesis_error_naming_item() -> None:
+    def broken(text: str, instruction: str) -> bytes:
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(SynthesisError, match="vb-00001: RuntimeError: CUDA out of memory"):
+        synthesize_item(broken, ITEM)
+
+    def empty(text: str, instruction: str) -> bytes:
+        return b""
+
+    with pytest.raises(SynthesisError, match="instead of WAV bytes"):
+        synthesize_item(empty, ITEM)
+
+
+class _SpeechHandler(BaseHTTPRequestHandler):
+    requests: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "body": body,
+                                    "auth": self.headers.get("Authorization")})
+        if body["input"] == "ERR":
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"boom")
+            return
+        data = _wav()
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/wav")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_openai_speech_adapter_against_local_server() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SpeechHandler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        ad = OpenAISpeechAdapter(url, "gpt-4o-mini-tts", "alloy", api_key="sk-secret-123")
+        wav = ad("Hello there.", "a calm elderly voice")
+        assert wav[:4] == b"RIFF"
+        req = _SpeechHandler.requests[-1]
+        assert req["path"] == "/v1/audio/speech"
+        assert req["body"] == {"model": "gpt-4o-mini-tts", "voice": "alloy",
+                               "input": "Hello there.", "instructions": "a calm elderly voice",
+                               "response_format": "wav"}
+        assert req["auth"] == "Bearer sk-secret-123"
+        assert "sk-secret" not in repr(ad) and "sk-secret" not in ad.system_id
+        with pytest.raises(SynthesisError, match="HTTP 500"):
+            ad("ERR", "x")
+        ad.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_parse_system_spec_errors() -> None:
+    with pytest.raises(ConfigError, match="openai-speech:URL#MODEL#VOICE"):
+        parse_system_spec("openai-speech:http://x#m")
+    with pytest.raises(ConfigError, match="unknown system 'nope'"):
+        parse_system_spec("nope")
+    assert isinstance(parse_system_spec("cmd:tts {text} {out}"), CommandAdapter)

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from vocencebench.errors import ConfigError
+from vocencebench.executor import DaskExecutor, LocalExecutor, SerialExecutor, make_executor
+
+
+def _square(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def _contract(exe) -> None:
+    items = list(range(23))
+    got = dict(exe.map_unordered(_square, items, max_in_flight=3))
+    assert sorted(got) == items
+    assert [got[i][0] for i in items] == [x * x for x in items]
+
+
+def test_serial_contract() -> None:
+    _contract(SerialExecutor())
+
+
+def test_local_pool_contract_uses_other_processes() -> None:
+    exe = LocalExecutor(2)
+    try:
+        _contract(exe)
+        pids = {pid for _, (_, pid) in exe.map_unordered(_square, range(8))}
+        assert os.getpid() not in pids
+    finally:
+        exe.close()
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_contract() -> None:
+    pytest.importorskip("distributed")
+    exe = DaskExecutor(workers=2)
+    try:
+        _contract(exe)
+    finally:
+        exe.close()
+
+
+def test_make_executor() -> None:
+    assert isinstance(make_executor(None, workers=1), SerialExecutor)
+    exe = make_executor("local", workers=2)
+    assert isinstance(exe, LocalExecutor)
+    exe.close()
+    with pytest.raises(ConfigError, match="unknown executor 'ray'"):
+        make_executor("ray")

@@ -1,0 +1,77 @@
+"""combine(): the pure fold of two clip analyses and the judge's verdicts."""
+
+from __future__ import annotations
+
+import math
+
+from vocencebench.decide import composite
+from vocencebench.pair import ClipAnalysis, PairResult, combine, needs_judge
+from vocencebench.schema import Item, ProbeResult, Verdict
+
+TRAITS = {"gender": "female", "age": "30", "pace": "fast", "pitch": "high", "loudness": "loud",
+          "emotion": "happy", "accent": "British", "tone": "warm"}
+ITEM = Item("vb-00001", "brief", "Hello there, how are you?", TRAITS, 1)
+
+
+def _pr(trait: str, d: float) -> ProbeResult:
+    return ProbeResult(trait, 1.0, "x", "lab", d, "p@1")
+
+
+def _an(system: str, probes: dict[str, float], gate: int | None = 1,
+        failure: str | None = None) -> ClipAnalysis:
+    return ClipAnalysis(ITEM.id, system, sha256=None if failure else "0" * 64,
+                        failure=failure, gate=gate, wer=0.0 if gate is not None else None,
+                        probes={t: _pr(t, d) for t, d in probes.items()})
+
+
+def _verdict(dim: str, a: float, b: float) -> Verdict:
+    return Verdict("b" if b > a else "a" if a > b else "tie", a, b, "ra", "rb", 0.8, True, dim,
+                   "m", "v1")
+
+
+def test_common_dimensions_and_judge_scores() -> None:
+    a = _an("A", {"pitch": 1.0, "pace": 0.5, "gender": 1.0})
+    b = _an("B", {"pitch": 0.5, "pace": 1.0, "gender": 1.0})
+    v = {"tone": _verdict("tone", 3, 1.5), "naturalness": _verdict("naturalness", 2, 3)}
+    p = combine(ITEM, a, b, v, labels=("A", "B"))
+    assert list(p.a.d) == ["gender", "pace", "pitch", "tone", "naturalness"]
+    assert p.a.d["tone"] == 1.0 and p.b.d["tone"] == 0.5
+    assert math.isclose(p.b.d["naturalness"], 1.0)
+    assert p.a.S == composite(list(p.a.d.values()), 1)
+    assert p.dropped == {}
+
+
+def test_dimension_scored_for_one_side_is_dropped_from_both() -> None:
+    a = _an("A", {"pitch": 1.0, "pace": 0.0})
+    b = _an("B", {"pitch": 1.0})  # pace unmeasurable on B
+    p = combine(ITEM, a, b, labels=("A", "B"))
+    assert "pace" not in p.a.d and "pace" not in p.b.d
+    assert p.dropped == {"pace": "scored only for A"}
+    assert p.a.S == p.b.S == 1.0
+
+
+def test_gate_zero_and_failure_zero_the_sample() -> None:
+    a = _an("A", {"pitch": 1.0}, gate=0)
+    b = _an("B", {}, failure="synthesis: boom")
+    p = combine(ITEM, a, b, labels=("A", "B"))
+    assert p.a.S == 0.0 and p.a.gate == 0
+    assert p.b.S == 0.0 and p.b.failure == "synthesis: boom" and p.b.d == {}
+    assert not needs_judge(a, b)
+    assert not needs_judge(_an("A", {}, gate=0), _an("B", {}, gate=0))
+    assert needs_judge(_an("A", {}, gate=0), _an("B", {}, gate=1))
+
+
+def test_judge_failure_is_recorded_and_dimension_absent() -> None:
+    a = _an("A", {"pitch": 1.0})
+    b = _an("B", {"pitch": 0.5})
+    p = combine(ITEM, a, b, {}, labels=("A", "B"), judge_failures={"tone": "HTTP 500"})
+    assert "tone" not in p.a.d
+    assert p.dropped["tone"] == "judge failed: HTTP 500"
+
+
+def test_pair_result_round_trips() -> None:
+    a = _an("A", {"pitch": 1.0})
+    b = _an("B", {"pitch": 0.5})
+    p = combine(ITEM, a, b, {"tone": _verdict("tone", 2, 1)}, labels=("A", "B"))
+    q = PairResult.from_json(p.to_json())
+    assert q == p
