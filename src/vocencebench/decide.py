@@ -59,7 +59,7 @@ MARGIN_FLOOR = 0.015
 MARGIN_SCALE = 0.10
 
 # Index chunk: resamples generated per block, so memory stays bounded for very large n.
-_CHUNK_ELEMENTS = 1 << 22
+_CHUNK_ELEMENTS = 1 << 20
 
 
 def desirability(

@@ -1,0 +1,73 @@
+"""``vocencebench decide SCORES.jsonl``: recompute a verdict from published per-sample scores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..schema import Decision
+from ..scores import decide_scores
+
+__all__ = ["format_decision", "register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``decide`` command to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "decide",
+        help="recompute the head-to-head verdict from a per-sample scores file",
+        description=(
+            "Read a JSON Lines scores file (one object per line with item, system and S on "
+            "[0, 1]; other keys are ignored), pair the two systems item by item and apply the "
+            "paired-bootstrap decision rule (2000 resamples, seed 3151662, 5th percentile, "
+            "margin max(0.015, 0.10 x (1 - incumbent mean)))."
+        ),
+    )
+    p.add_argument("scores", metavar="SCORES.jsonl", help="per-sample scores file")
+    p.add_argument(
+        "--incumbent", metavar="NAME", default=None,
+        help="system a (default: the first system named in the file)",
+    )
+    p.add_argument(
+        "--challenger", metavar="NAME", default=None,
+        help="system b (default: the second system named in the file)",
+    )
+    p.add_argument(
+        "--json", action="store_true",
+        help="print every field of the Decision as JSON (floats at full precision)",
+    )
+    p.set_defaults(func=run)
+
+
+def format_decision(d: Decision) -> str:
+    """A short human-readable table plus the decision's audit trail."""
+    la, lb = d.labels
+    head = "tie" if d.winner == "tie" else f"{d.winner} wins"
+    width = max(len("system"), len(la), len(lb))
+    rows = [
+        f"verdict: {head}",
+        "",
+        f"  {'system':<{width}}  {'role':<10}  {'mean S':>7}  {'LCB of lead':>11}  "
+        f"{'margin':>7}",
+        f"  {la:<{width}}  {'incumbent':<10}  {d.mean_a:>7.4f}  {d.lcb_reverse:>+11.4f}  "
+        f"{d.margin_reverse:>7.4f}",
+        f"  {lb:<{width}}  {'challenger':<10}  {d.mean_b:>7.4f}  {d.lcb:>+11.4f}  "
+        f"{d.margin:>7.4f}",
+        "",
+        f"  n = {d.n} paired items; {d.n_boot} resamples, seed {d.seed}. A system wins when "
+        "the LCB of its lead exceeds the margin set by the other system's mean.",
+        "",
+        f"reason: {d.reason}",
+    ]
+    return "\n".join(rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Decide the file named on the command line and print the verdict."""
+    decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger)
+    if args.json:
+        print(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        print(format_decision(decision))
+    return 0

@@ -1,0 +1,239 @@
+"""Per-sample scores files: read, validate, pair and decide them.
+
+A scores file is JSON Lines: one object per line with at least ``item`` (str), ``system``
+(str) and ``S`` (the composite, a number on [0, 1]); any other keys (``d``, ``gate``, ``wer``,
+``failure``, ``schema_version``, ...) are allowed and ignored here. :func:`write_scores`
+writes :class:`~vocencebench.schema.SampleScore` rows in this format, and
+``vocencebench decide`` reads it through :func:`read_scores` and :func:`decide_scores`.
+
+Pairing order is part of the verdict: the bootstrap resamples positions of the paired
+difference vector, so items are paired in the order in which each item *first appears* in
+the file (whichever system's row comes first). Anyone who re-sorts the lines of a published
+file can change the last digits of the LCB; publish the file as written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, decide
+from .errors import ScoresError
+from .schema import Decision, SampleScore, dumps_canonical
+
+__all__ = [
+    "PairedScores",
+    "ScoresTable",
+    "decide_scores",
+    "read_scores",
+    "write_scores",
+]
+
+_REQUIRED = ("item", "system", "S")
+
+
+@dataclass(frozen=True)
+class ScoresTable:
+    """Every composite of a scores file, validated.
+
+    ``systems`` and ``items`` are in order of first appearance in the file; ``scores`` maps
+    system → item → S (on [0, 1]); ``lines`` maps (item, system) → 1-based line number.
+    """
+
+    source: str
+    systems: tuple[str, ...]
+    items: tuple[str, ...]
+    scores: dict[str, dict[str, float]]
+    lines: dict[tuple[str, str], int]
+
+    def pair(self, incumbent: str | None = None, challenger: str | None = None) -> PairedScores:
+        """Pair two systems item by item (file order); every item must have both.
+
+        Defaults: the incumbent is the first system named in the file, the challenger the
+        second. With more than two systems both names are required.
+        """
+        inc, chal = self._choose(incumbent, challenger)
+        a_rows, b_rows = self.scores[inc], self.scores[chal]
+        only_a = [i for i in self.items if i in a_rows and i not in b_rows]
+        only_b = [i for i in self.items if i in b_rows and i not in a_rows]
+        if only_a or only_b:
+            parts = []
+            for have, lack, missing in ((inc, chal, only_a), (chal, inc, only_b)):
+                if missing:
+                    where = ", ".join(
+                        f"{i!r} (line {self.lines[(i, have)]})" for i in missing[:5]
+                    )
+                    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                    parts.append(
+                        f"{len(missing)} item(s) scored for {have!r} but not {lack!r}: "
+                        f"{where}{more}"
+                    )
+            raise ScoresError(
+                f"{self.source}: unpaired items — " + "; ".join(parts)
+                + ". Every item needs one row per system; drop or re-score the unpaired ones."
+            )
+        items = tuple(i for i in self.items if i in a_rows)
+        return PairedScores(
+            incumbent=inc,
+            challenger=chal,
+            items=items,
+            a=tuple(a_rows[i] for i in items),
+            b=tuple(b_rows[i] for i in items),
+        )
+
+    def _choose(self, incumbent: str | None, challenger: str | None) -> tuple[str, str]:
+        known = ", ".join(repr(s) for s in self.systems)
+        for name in (incumbent, challenger):
+            if name is not None and name not in self.scores:
+                raise ScoresError(
+                    f"{self.source}: no system named {name!r}; systems in the file: {known}"
+                )
+        if len(self.systems) < 2:
+            raise ScoresError(
+                f"{self.source}: a decision needs two systems, found only {known}; "
+                "add the other system's rows"
+            )
+        if incumbent is not None and challenger is not None:
+            inc, chal = incumbent, challenger
+        elif len(self.systems) > 2:
+            raise ScoresError(
+                f"{self.source}: {len(self.systems)} systems ({known}); choose two with "
+                "--incumbent NAME --challenger NAME"
+            )
+        elif incumbent is not None:
+            inc = incumbent
+            chal = next(s for s in self.systems if s != inc)
+        elif challenger is not None:
+            chal = challenger
+            inc = next(s for s in self.systems if s != chal)
+        else:
+            inc, chal = self.systems[0], self.systems[1]
+        if inc == chal:
+            raise ScoresError(f"incumbent and challenger are both {inc!r}; name two systems")
+        return inc, chal
+
+
+@dataclass(frozen=True)
+class PairedScores:
+    """Two systems' composites on the same items: ``a`` (incumbent) and ``b`` (challenger)
+    are S values on [0, 1], position i for ``items[i]``."""
+
+    incumbent: str
+    challenger: str
+    items: tuple[str, ...]
+    a: tuple[float, ...]
+    b: tuple[float, ...]
+
+    def decide(self, *, n_boot: int = BOOTSTRAP_N, seed: int = BOOTSTRAP_SEED) -> Decision:
+        """:func:`vocencebench.decide.decide` with labels (incumbent, challenger)."""
+        return decide(
+            self.a, self.b, labels=(self.incumbent, self.challenger), n_boot=n_boot, seed=seed
+        )
+
+
+def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float]:
+    where = f"{source}:{lineno}"
+    try:
+        row: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScoresError(
+            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
+            "each line must be one JSON object"
+        ) from None
+    if not isinstance(row, dict):
+        raise ScoresError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    missing = [k for k in _REQUIRED if k not in row]
+    if missing:
+        raise ScoresError(
+            f"{where}: missing {', '.join(missing)}; each row needs item, system and S"
+        )
+    item, system, s = row["item"], row["system"], row["S"]
+    for key, value in (("item", item), ("system", system)):
+        if not isinstance(value, str) or not value:
+            raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
+    if isinstance(s, bool) or not isinstance(s, int | float):
+        raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
+    s = float(s)
+    if not math.isfinite(s):
+        raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not finite")
+    if not 0.0 <= s <= 1.0:
+        raise ScoresError(
+            f"{where}: item {item!r} system {system!r}: S={s!r} is outside [0, 1]"
+        )
+    return item, system, s
+
+
+def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
+    """Read and validate a scores file (JSON Lines; blank lines are skipped).
+
+    Raises :class:`~vocencebench.errors.ScoresError` naming the line for invalid JSON, a
+    missing/non-numeric/NaN/out-of-range ``S``, a duplicate (item, system) row, a missing or
+    empty file.
+    """
+    p = Path(path)
+    source = str(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScoresError(f"{source}: no such scores file") from None
+    except IsADirectoryError:
+        raise ScoresError(f"{source}: is a directory, not a scores file") from None
+    except UnicodeDecodeError as exc:
+        raise ScoresError(f"{source}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ScoresError(f"{source}: cannot read ({exc.strerror})") from None
+    systems: dict[str, None] = {}
+    items: dict[str, None] = {}
+    scores: dict[str, dict[str, float]] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        item, system, s = _parse_line(source, lineno, raw)
+        if (item, system) in lines:
+            raise ScoresError(
+                f"{source}:{lineno}: duplicate row for item {item!r} system {system!r} "
+                f"(first on line {lines[(item, system)]}); keep one row per item and system"
+            )
+        lines[(item, system)] = lineno
+        systems.setdefault(system, None)
+        items.setdefault(item, None)
+        scores.setdefault(system, {})[item] = s
+    if not lines:
+        raise ScoresError(f"{source}: empty scores file; expected JSON lines with item, system, S")
+    return ScoresTable(
+        source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines
+    )
+
+
+def decide_scores(
+    path: str | os.PathLike[str],
+    *,
+    incumbent: str | None = None,
+    challenger: str | None = None,
+    n_boot: int = BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+) -> Decision:
+    """Recompute the verdict from a published scores file (what ``vocencebench decide`` does).
+
+    The incumbent is system a, the challenger system b of the returned
+    :class:`~vocencebench.schema.Decision`.
+    """
+    paired = read_scores(path).pair(incumbent, challenger)
+    return paired.decide(n_boot=n_boot, seed=seed)
+
+
+def write_scores(scores: Iterable[SampleScore], path: str | os.PathLike[str]) -> int:
+    """Write ``scores`` as a scores file (one canonical JSON object per line, in the order
+    given: that order is the pairing order). Returns the number of rows written."""
+    count = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for row in scores:
+            fh.write(dumps_canonical(row.to_dict()) + "\n")
+            count += 1
+    return count

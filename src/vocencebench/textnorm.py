@@ -1,0 +1,464 @@
+"""Text normalisation for the intelligibility gate's word error rate.
+
+The script a system was asked to read and the ASR transcript of its clip are both mapped to
+one canonical form before :mod:`jiwer` counts word errors, so that writing conventions do not
+count as errors ("$3.50" read as "three dollars fifty", "10:30" as "ten thirty",
+"www.example.com" as "w w w dot example dot com") while a different number or word still does.
+
+The pipeline is three stages, each a tuple of small named :class:`Rule` objects:
+
+1. :data:`PRE_RULES` rewrite written-only forms that the Whisper normaliser mishandles
+   (web addresses, clock times, leading zeros, version strings, units, bracketed text, ...);
+2. whisper-normalizer's ``EnglishTextNormalizer`` (the normaliser of the Whisper paper,
+   appendix C): lower case, contractions, titles, punctuation, number words → digits,
+   currency, British → American spelling;
+3. :data:`POST_RULES` settle the forms that can still differ afterwards (cents written
+   apart, day/month order, digits spoken in groups, letters spelled one by one).
+
+Every rule is documented in ``docs/probes.md`` (section "Intelligibility gate").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .errors import ConfigError, MissingDependencyError
+
+__all__ = [
+    "POST_RULES",
+    "PRE_RULES",
+    "Rule",
+    "WerResult",
+    "normalize",
+    "wer",
+    "word_errors",
+]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One named text rewrite of the normalisation pipeline."""
+
+    name: str
+    doc: str
+    apply: Callable[[str], str]
+
+    def __call__(self, text: str) -> str:
+        return self.apply(text)
+
+
+@dataclass(frozen=True)
+class WerResult:
+    """Word error counts after normalisation.
+
+    ``wer = (substitutions + deletions + insertions) / reference_words`` (a fraction; it
+    can exceed 1 when the hypothesis inserts many words).
+    """
+
+    wer: float
+    substitutions: int
+    deletions: int
+    insertions: int
+    hits: int
+    reference_words: int
+    reference_norm: str
+    hypothesis_norm: str
+
+
+# --------------------------------------------------------------------------- helpers
+
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_NUMBER_WORDS = (
+    *_DIGIT_WORDS,
+    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+    "ninety", "hundred", "oh",
+)  # fmt: skip
+_NUM = r"(?:\d+|" + "|".join(_NUMBER_WORDS) + r")"
+
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_MONTH_ABBR = {
+    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
+    "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}  # fmt: skip
+_MONTH_RE = "|".join(_MONTHS)
+
+
+def _sub(pattern: str, repl: str | Callable[[re.Match[str]], str], flags: int = 0) -> Callable[
+    [str], str
+]:
+    rx = re.compile(pattern, flags)
+
+    def run(text: str) -> str:
+        return rx.sub(repl, text)
+
+    return run
+
+
+def _chain(*steps: Callable[[str], str]) -> Callable[[str], str]:
+    def run(text: str) -> str:
+        for step in steps:
+            text = step(text)
+        return text
+
+    return run
+
+
+def _ordinal(day: int) -> str:
+    if 10 <= day % 100 <= 20:
+        return f"{day}th"
+    return f"{day}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th') }"
+
+
+# --------------------------------------------------------------------------- pre-rules
+
+_URL_CHARS = {".": " dot ", "/": " slash ", "@": " at ", "-": " dash ", "_": " underscore ",
+              ":": " colon ", "?": " question mark ", "=": " equals ", "&": " and ",
+              "#": " hash ", "+": " plus ", "~": " tilde "}  # fmt: skip
+_EMAIL_RX = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_URL_RX = re.compile(
+    r"(?:\b[a-z][a-z0-9+.-]*://)?"  # scheme
+    r"\b(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b"  # host with a letter TLD (not "e.g.", not "3.5")
+    r"(?:/[A-Za-z0-9._~%!$&'()*+,;=:@/?#-]*[A-Za-z0-9/_~#=-])?",  # path, no trailing period
+    re.IGNORECASE,
+)
+
+
+def _speak_address(m: re.Match[str]) -> str:
+    s = m.group(0).lower()
+    s = re.sub(r"^([a-z][a-z0-9+.-]*)://", r"\1 colon slash slash ", s)
+    return " " + "".join(_URL_CHARS.get(ch, ch) for ch in s) + " "
+
+
+def _speak_addresses(text: str) -> str:
+    text = _EMAIL_RX.sub(_speak_address, text)
+    return _URL_RX.sub(_speak_address, text)
+
+
+def _clock(m: re.Match[str]) -> str:
+    hour, minute = int(m.group(1)), m.group(2)
+    if minute == "00":
+        return f"{hour} oclock"
+    return f"{hour}{minute}"
+
+
+_OH_MARK = "ohinterjection"
+_NUM_BEFORE = re.compile(rf"\b{_NUM}[\s-]*$", re.IGNORECASE)
+_NUM_AFTER = re.compile(rf"^[\s-]*{_NUM}\b", re.IGNORECASE)
+
+
+def _protect_oh(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        before, after = text[: m.start()], text[m.end() :]
+        if _NUM_BEFORE.search(before) or _NUM_AFTER.match(after):
+            return m.group(0)
+        return _OH_MARK
+
+    return re.sub(r"\boh\b", repl, text, flags=re.IGNORECASE)
+
+
+def _leading_zero(m: re.Match[str]) -> str:
+    return " " + " ".join(_DIGIT_WORDS[int(d)] for d in m.group(1)) + " "
+
+
+def _version(m: re.Match[str]) -> str:
+    return " " + " point ".join(m.group(0).split(".")) + " "
+
+
+def _iso_date(m: re.Match[str]) -> str:
+    year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return m.group(0)
+    return f"{_MONTHS[month - 1]} {_ordinal(day)} {year}"
+
+
+_ABBREVIATIONS: tuple[tuple[str, str], ...] = (
+    (r"\be\.\s?g\.?(?=\W|$)", "for example"),
+    (r"\bi\.\s?e\.?(?=\W|$)", "that is"),
+    (r"\betc\.?(?=\W|$)", "et cetera"),
+    (r"\bvs\.?(?=\W|$)", "versus"),
+    (r"\bapprox\.?(?=\W|$)", "approximately"),
+    (r"\bno\.\s?(?=\d)", "number "),
+    (r"#\s?(?=\d)", "number "),
+    (r"&", " and "),
+    (r"\bave\.?(?=\W|$)", "avenue"),
+    (r"\bblvd\.?(?=\W|$)", "boulevard"),
+    (r"\bdept\.?(?=\W|$)", "department"),
+    (r"\bmt\.?(?=\s+[A-Z])", "mount"),
+    (r"\be-mail\b", "email"),
+)
+_UNITS: tuple[tuple[str, str], ...] = (
+    ("km/h", "kilometers per hour"), ("kph", "kilometers per hour"),
+    ("mph", "miles per hour"), ("km", "kilometers"), ("kg", "kilograms"), ("cm", "centimeters"),
+    ("mm", "millimeters"), ("mg", "milligrams"), ("ml", "milliliters"), ("lbs", "pounds"),
+    ("lb", "pounds"), ("ft", "feet"), ("oz", "ounces"), ("°c", "degrees celsius"),
+    ("°f", "degrees fahrenheit"), ("°", "degrees"), ("gb", "gigabytes"), ("mb", "megabytes"),
+    ("tb", "terabytes"), ("kb", "kilobytes"), ("ghz", "gigahertz"), ("mhz", "megahertz"),
+    ("khz", "kilohertz"), ("hz", "hertz"), ("kw", "kilowatts"), ("kwh", "kilowatt hours"),
+)  # fmt: skip
+_UNIT_RX = re.compile(
+    r"(?<=\d)\s?(" + "|".join(re.escape(u) for u, _ in sorted(_UNITS, key=lambda x: -len(x[0])))
+    + r")(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_UNIT_MAP = dict(_UNITS)
+_FRACTIONS = {"1/2": "one half", "1/3": "one third", "2/3": "two thirds", "1/4": "one quarter",
+              "3/4": "three quarters"}  # fmt: skip
+
+
+def _abbreviations(text: str) -> str:
+    for pattern, repl in _ABBREVIATIONS:
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+    # "St." before a capitalised name is Saint; after a street name it is Street.
+    text = re.sub(r"\bSt\.?(?=\s+[A-Z])", "Saint", text)
+    text = re.sub(r"(?<=[A-Za-z] )St\b\.?", "Street", text)
+    text = re.sub(r"(?<=[A-Za-z] )Rd\b\.?", "Road", text)
+    text = re.sub(
+        r"\b(" + "|".join(_MONTH_ABBR) + r")\.?(?=\s+\d)",
+        lambda m: _MONTH_ABBR[m.group(1).lower()],
+        text,
+        flags=re.IGNORECASE,
+    )
+    return _UNIT_RX.sub(lambda m: " " + _UNIT_MAP[m.group(1).lower()], text)
+
+
+PRE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "unicode",
+        "NFKC-fold the text; curly quotes become straight ones; dashes and non-breaking "
+        "spaces become plain spaces.",
+        _chain(
+            lambda s: unicodedata.normalize("NFKC", s),
+            _sub(r"[\u2018\u2019\u02bc]", "'"),
+            _sub(r"[\u201c\u201d]", '"'),
+            _sub(r"(?<=\d)[\u2013\u2014](?=\d)", " to "),
+            _sub(r"[\u2013\u2014\u2212]", " "),
+        ),
+    ),
+    Rule(
+        "addresses",
+        "E-mail and web addresses are read out: '.' → dot, '/' → slash, '@' → at, '-' → dash, "
+        "'_' → underscore, 'https://' → 'https colon slash slash'.",
+        _speak_addresses,
+    ),
+    Rule(
+        "brackets",
+        "Brackets become spaces, so bracketed words are kept (Whisper's normaliser would "
+        "drop them as non-speech annotations, but a script's parentheses are read aloud).",
+        _sub(r"[()\[\]{}<>]", " "),
+    ),
+    Rule(
+        "iso_dates",
+        "ISO dates YYYY-MM-DD are written as 'month Nth YYYY'.",
+        _sub(r"\b(\d{4})-(\d{2})-(\d{2})\b", _iso_date),
+    ),
+    Rule(
+        "oclock",
+        "\"o'clock\" and \"o clock\" become the single word 'oclock'.",
+        _sub(r"\bo'?\s?clock\b", "oclock", re.IGNORECASE),
+    ),
+    Rule(
+        "clock_times",
+        "Clock times H:MM become H followed by MM as one number (10:30 → 1030, like 'ten "
+        "thirty'); H:00 becomes 'H oclock'. Seconds are dropped.",
+        _sub(r"\b(\d{1,2}):([0-5]\d)(?::[0-5]\d)?\b", _clock),
+    ),
+    Rule(
+        "abbreviations",
+        "Written abbreviations are expanded: e.g. → for example, i.e. → that is, etc. → "
+        "et cetera, vs. → versus, No./# before a number → number, & → and, Ave./Blvd./Rd. "
+        "→ avenue/boulevard/road, St. → Saint before a name and Street after one, e-mail → "
+        "email, abbreviated months before a day (Jan. 5 → January 5), and units after a "
+        "number (km, kg, mph, lbs, °C, GB, ...) → their spoken names.",
+        _abbreviations,
+    ),
+    Rule(
+        "fractions",
+        "Common fractions 1/2, 1/3, 2/3, 1/4, 3/4 are spelled out (one half, ...).",
+        _sub(r"(?<![\d/])([123])/([234])(?![\d/])",
+             lambda m: _FRACTIONS.get(m.group(0), m.group(0))),
+    ),
+    Rule(
+        "versions",
+        "Version strings (two or more dots between numbers, optional 'v') are read with "
+        "'point': v2.3.1 → version 2 point 3 point 1; 'dot' between numbers becomes 'point'.",
+        _chain(
+            _sub(r"\bv(?=\d+\.\d)", "version ", re.IGNORECASE),
+            _sub(r"\b\d+(?:\.\d+){2,}\b", _version),
+            _sub(rf"\b({_NUM})\s+dot\s+(?={_NUM}\b)", r"\1 point ", re.IGNORECASE),
+        ),
+    ),
+    Rule(
+        "leading_zeros",
+        "Digit strings that start with 0 are spelled digit by digit (0134 → zero one three "
+        "four), so the zero survives the number parser as it does when spoken.",
+        _sub(r"(?<![\d.,])(0\d+)\b", _leading_zero),
+    ),
+    Rule(
+        "interjection_oh",
+        "'oh' that is not next to a number is kept as the word 'oh' (Whisper's number "
+        "parser would read every 'oh' as a zero); 'oh' between digits still means zero.",
+        _protect_oh,
+    ),
+    Rule(
+        "percent",
+        "'per cent' becomes 'percent'; a space before % is removed.",
+        _chain(_sub(r"\bper\s+cent\b", "percent", re.IGNORECASE), _sub(r"(?<=\d)\s+%", "%")),
+    ),
+)
+
+
+# --------------------------------------------------------------------------- post-rules
+
+
+def _money(text: str) -> str:
+    text = re.sub(r"([$£€])(\d+) (\d{2})\b", r"\1\2.\3", text)
+    return re.sub(r"([$£€])(\d+)\.00\b", r"\1\2", text)
+
+
+def _dates(text: str) -> str:
+    day = r"(\d{1,2})(?:st|nd|rd|th)?"
+
+    def fmt(month: str, d: str) -> str:
+        n = int(d)
+        return f"{month} {_ordinal(n)}" if 1 <= n <= 31 else f"{month} {d}"
+
+    text = re.sub(
+        rf"\b(?:the )?{day} (?:of )?({_MONTH_RE})\b",
+        lambda m: fmt(m.group(2), m.group(1)),
+        text,
+    )
+    return re.sub(
+        rf"\b({_MONTH_RE}) (?:the )?{day}\b(?!\d)",
+        lambda m: fmt(m.group(1), m.group(2)),
+        text,
+    )
+
+
+def _join_digits(text: str) -> str:
+    return re.sub(r"(?<!\S)\d+(?: \d+)+(?!\S)", lambda m: m.group(0).replace(" ", ""), text)
+
+
+def _letter_runs(text: str) -> str:
+    return re.sub(r"(?<!\S)[a-z](?: [a-z])+(?!\S)", lambda m: m.group(0).replace(" ", ""), text)
+
+
+_VARIANTS = {"ok": "okay", "cannot": "can not", "alright": "all right", "percent": "%",
+             "aeroplane": "airplane", "til": "until", "till": "until"}  # fmt: skip
+
+
+POST_RULES: tuple[Rule, ...] = (
+    Rule(
+        "interjection_oh_restore",
+        "The protected interjection (see the pre-rule 'interjection_oh') is written 'oh' again.",
+        _sub(rf"\b{_OH_MARK}\b", "oh"),
+    ),
+    Rule(
+        "one",
+        "Whisper's normaliser writes a lone 1 as 'one'; every 'one' becomes '1' so that "
+        "digit groups can be joined ('one 2 3' and '123' agree).",
+        _sub(r"\bone(s?)\b", r"1\1"),
+    ),
+    Rule(
+        "money",
+        "Amounts spoken with the cents apart ('three dollars fifty' → '$3 50') are joined "
+        "('$3.50'); whole amounts drop '.00' ('$3.00' → '$3').",
+        _money,
+    ),
+    Rule(
+        "dates",
+        "A day next to a month becomes 'month Nth' whatever the order or wording: '12 march', "
+        "'the 12th of march', 'march the twelfth', 'march 12' → 'march 12th'.",
+        _dates,
+    ),
+    Rule(
+        "join_digits",
+        "Neighbouring digit groups are joined into one number ('555 0134' → '5550134', "
+        "'10 30' → '1030', '24 7' → '247'), as Whisper's normaliser already does for spoken "
+        "digit sequences ('five five five ...', 'ten thirty').",
+        _join_digits,
+    ),
+    Rule(
+        "letter_runs",
+        "Runs of two or more single letters are joined into one token ('w w w' → 'www', "
+        "'b a 249' → 'ba 249', 'a m' → 'am'), so spelled-out letters match acronyms.",
+        _letter_runs,
+    ),
+    Rule(
+        "variants",
+        "A few spelling variants agree: ok → okay, cannot → can not, alright → all right, "
+        "till/til → until, a free-standing 'percent' → %.",
+        lambda s: " ".join(_VARIANTS.get(w, w) for w in s.split()),
+    ),
+)
+
+
+@lru_cache(maxsize=1)
+def _whisper_normalizer() -> Callable[[str], Any]:
+    try:
+        from whisper_normalizer.english import EnglishTextNormalizer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingDependencyError(
+            "WER text normalisation", "probes", package="whisper-normalizer"
+        ) from exc
+    return EnglishTextNormalizer()  # type: ignore[no-any-return]
+
+
+def normalize(text: str) -> str:
+    """Canonical form of ``text`` for WER: lower case, words separated by single spaces."""
+    if not isinstance(text, str):
+        raise ConfigError(f"normalize() needs a str, got {type(text).__name__}")
+    for rule in PRE_RULES:
+        text = rule(text)
+    text = str(_whisper_normalizer()(text))
+    for rule in POST_RULES:
+        text = rule(text)
+    return " ".join(text.split())
+
+
+def word_errors(reference: str, hypothesis: str) -> WerResult:
+    """Normalise both texts and count word errors with :mod:`jiwer`.
+
+    Raises :class:`ConfigError` when the reference is empty after normalisation (WER is
+    undefined without reference words). An empty hypothesis gives WER 1.0 (all deletions).
+    """
+    ref = normalize(reference)
+    hyp = normalize(hypothesis)
+    if not ref:
+        raise ConfigError(
+            f"reference {reference!r} has no words after normalisation; WER needs a script "
+            "with at least one word"
+        )
+    try:
+        import jiwer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingDependencyError("WER", "probes", package="jiwer") from exc
+    n_ref = len(ref.split())
+    if not hyp:
+        return WerResult(1.0, 0, n_ref, 0, 0, n_ref, ref, hyp)
+    out = jiwer.process_words(ref, hyp)
+    errors = out.substitutions + out.deletions + out.insertions
+    return WerResult(
+        wer=errors / n_ref,
+        substitutions=out.substitutions,
+        deletions=out.deletions,
+        insertions=out.insertions,
+        hits=out.hits,
+        reference_words=n_ref,
+        reference_norm=ref,
+        hypothesis_norm=hyp,
+    )
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate (fraction, ≥ 0) of ``hypothesis`` against ``reference``, normalised."""
+    return word_errors(reference, hypothesis).wer

@@ -1,0 +1,518 @@
+"""Speech recognition for the intelligibility gate.
+
+A :class:`Transcriber` turns a clip into a :class:`Transcript` (text plus the engine that
+produced it, ``name@version/model``); :func:`score_transcript` normalises script and
+transcript (:mod:`vocencebench.textnorm`), counts the word error rate and applies
+:func:`vocencebench.decide.gate` (``g = 1`` when WER ≤ τ = 0.15).
+
+Engines:
+
+* :func:`whisper_transcriber` — faster-whisper (extra ``whisper``), greedy, temperature 0,
+  English: the recommended gate;
+* :func:`openai_transcriber` — any server with ``POST /v1/audio/transcriptions`` (a hosted
+  Whisper, vLLM, faster-whisper-server);
+* :func:`pocketsphinx_transcriber` — offline and self-contained, but far too inaccurate to
+  gate at τ = 0.15 (diagnostics only; :func:`gate_status` warns when it is used as a gate).
+
+No transcriber means no gate: :func:`gate_status` then returns the :data:`GATE_OFF_BANNER`
+line that every output prints first. No engine is ever substituted silently.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from .decide import WER_THRESHOLD, gate
+from .errors import ConfigError, MissingDependencyError, TranscriptionError, VocenceError
+from .textnorm import word_errors
+
+if TYPE_CHECKING:
+    from .audio import Audio
+
+__all__ = [
+    "GATE_OFF_BANNER",
+    "POCKETSPHINX_MEASURED_WER",
+    "GateResult",
+    "OpenAITranscriber",
+    "PocketsphinxTranscriber",
+    "Transcriber",
+    "Transcript",
+    "UnsuitableGateWarning",
+    "WhisperTranscriber",
+    "gate_status",
+    "openai_transcriber",
+    "pocketsphinx_transcriber",
+    "score_transcript",
+    "whisper_transcriber",
+]
+
+_log = logging.getLogger(__name__)
+
+#: First line of every output when no transcriber is given (no WER gate is applied).
+GATE_OFF_BANNER = "intelligibility gate OFF"
+#: Mean WER (fraction) of PocketSphinx measured on (clean eSpeak speech, real read speech).
+POCKETSPHINX_MEASURED_WER = (0.95, 0.27)
+
+
+class UnsuitableGateWarning(UserWarning):
+    """A transcriber too inaccurate for the WER gate is being used as the gate."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What an engine heard: ``text`` as the engine wrote it, ``engine`` = name@version/model."""
+
+    text: str
+    engine: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The gate for one clip: ``wer`` (fraction after normalisation), ``gate`` 1 pass / 0 fail
+    at ``threshold`` (fraction), the two normalised texts, and the ASR ``engine``."""
+
+    wer: float
+    gate: int
+    reference_norm: str
+    hypothesis_norm: str
+    engine: str
+    threshold: float = WER_THRESHOLD
+
+
+@runtime_checkable
+class Transcriber(Protocol):
+    """Speech recogniser: encoded audio bytes or a decoded :class:`~vocencebench.audio.Audio`
+    in, :class:`Transcript` out. Raises :class:`TranscriptionError` when the engine fails.
+
+    ``engine`` names it as ``name@version/model``. An implementation may set
+    ``suitable_for_gate = False`` to have :func:`gate_status` warn when it gates.
+    """
+
+    @property
+    def engine(self) -> str: ...
+
+    def __call__(self, wav: bytes | Audio) -> Transcript: ...
+
+
+def _as_audio(wav: bytes | Audio) -> Audio:
+    from .audio import Audio, load_audio
+
+    if isinstance(wav, Audio):
+        return wav
+    if isinstance(wav, bytes | bytearray | memoryview):
+        return load_audio(bytes(wav))
+    raise ConfigError(f"a transcriber needs WAV bytes or an Audio, got {type(wav).__name__}")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:  # pragma: no cover - only when the import works
+        return "unknown"
+
+
+# ----------------------------------------------------------------------------- gate helpers
+
+
+def score_transcript(
+    reference: str, transcript: Transcript, *, threshold: float = WER_THRESHOLD
+) -> GateResult:
+    """WER of ``transcript`` against the script ``reference`` and the gate at ``threshold``."""
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise ConfigError(f"WER threshold must be a finite fraction ≥ 0, got {threshold!r}")
+    res = word_errors(reference, transcript.text)
+    return GateResult(
+        wer=res.wer,
+        gate=gate(res.wer, threshold=threshold),
+        reference_norm=res.reference_norm,
+        hypothesis_norm=res.hypothesis_norm,
+        engine=transcript.engine,
+        threshold=threshold,
+    )
+
+
+def gate_status(transcriber: Transcriber | None, *, threshold: float = WER_THRESHOLD) -> tuple[
+    str, ...
+]:
+    """The lines that open every summary, report and JSON about the gate.
+
+    No transcriber → the :data:`GATE_OFF_BANNER` line. A transcriber that declares
+    ``suitable_for_gate = False`` (PocketSphinx) adds a WARNING line and emits an
+    :class:`UnsuitableGateWarning`.
+    """
+    if transcriber is None:
+        return (
+            f"{GATE_OFF_BANNER}: no transcriber given, so WER is not measured and no clip is "
+            "vetoed for saying the wrong words; pass a transcriber "
+            "(e.g. whisper_transcriber()) to turn it on",
+        )
+    engine = getattr(transcriber, "engine", type(transcriber).__name__)
+    lines = [f"intelligibility gate ON: {engine}, WER threshold τ = {threshold:g}"]
+    if not getattr(transcriber, "suitable_for_gate", True):
+        note = getattr(transcriber, "gate_warning", None) or (
+            f"{engine} is not accurate enough to gate at τ = {threshold:g}"
+        )
+        lines.append(f"WARNING: {note}")
+        warnings.warn(note, UnsuitableGateWarning, stacklevel=2)
+    return tuple(lines)
+
+
+# ----------------------------------------------------------------------------- Whisper
+
+
+def _cuda_available() -> bool:
+    try:
+        import ctranslate2
+
+        return int(ctranslate2.get_cuda_device_count()) > 0
+    except Exception:  # ctranslate2 without CUDA support raises on some builds
+        return False
+
+
+def _resolve_whisper(model: str, download_root: str | None, local_files_only: bool) -> str:
+    """A local CTranslate2 Whisper directory for ``model`` (a directory, size name or hub id)."""
+    if os.path.isdir(model):
+        if not os.path.isfile(os.path.join(model, "model.bin")):
+            raise ConfigError(
+                f"{model!r} is not a CTranslate2 Whisper model directory (no model.bin); "
+                "convert a Hugging Face Whisper checkpoint with ct2-transformers-converter, "
+                "or pass a faster-whisper model directory"
+            )
+        return model
+    looks_like_path = model.startswith(("/", ".", "~")) or model.count("/") > 1 or (
+        os.sep != "/" and os.sep in model
+    )
+    if looks_like_path:
+        raise ConfigError(f"Whisper model directory {model!r} does not exist")
+    from faster_whisper import utils as fw_utils
+
+    repo = getattr(fw_utils, "_MODELS", {}).get(model, model)
+    try:
+        return str(
+            fw_utils.download_model(model, output_dir=None, local_files_only=local_files_only,
+                           cache_dir=download_root)
+        )
+    except Exception as exc:  # huggingface_hub raises many types (offline, 404, ValueError)
+        raise ConfigError(
+            f"Whisper model {model!r} is not on this machine and could not be fetched "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
+            f"On a machine with internet access run `huggingface-cli download {repo} "
+            f"--local-dir faster-whisper-{model.rsplit('/', 1)[-1]}`, copy that folder here "
+            "and pass whisper_transcriber(model='/path/to/that/folder')"
+        ) from exc
+
+
+class WhisperTranscriber:
+    """faster-whisper ASR with greedy decoding (beam 1, temperature 0, English).
+
+    The model directory is resolved at construction (fails fast when it is missing); the
+    weights load on the first call, once per process (the object pickles without them).
+    """
+
+    suitable_for_gate = True
+
+    def __init__(
+        self,
+        model: str = "large-v3",
+        *,
+        device: str = "auto",
+        compute_type: str | None = None,
+        download_root: str | None = None,
+        local_files_only: bool = False,
+        cpu_threads: int = 0,
+    ) -> None:
+        try:
+            import faster_whisper  # noqa: F401
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "whisper_transcriber", "whisper", package="faster-whisper"
+            ) from exc
+        if device not in ("auto", "cpu", "cuda"):
+            raise ConfigError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
+        if cpu_threads < 0:
+            raise ConfigError(f"cpu_threads must be ≥ 0 (0 = library default), got {cpu_threads}")
+        self.model = model
+        self.path = _resolve_whisper(model, download_root, local_files_only)
+        self.device = ("cuda" if _cuda_available() else "cpu") if device == "auto" else device
+        self.compute_type = compute_type or ("float16" if self.device == "cuda" else "int8")
+        self.cpu_threads = cpu_threads
+        label = os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
+        self._engine = f"faster-whisper@{_version('faster-whisper')}/{label}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def engine(self) -> str:
+        return self._engine
+
+    def __repr__(self) -> str:
+        return (f"WhisperTranscriber({self.model!r}, device={self.device!r}, "
+                f"compute_type={self.compute_type!r})")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_model"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from faster_whisper import WhisperModel
+
+                try:
+                    self._model = WhisperModel(
+                        self.path, device=self.device, compute_type=self.compute_type,
+                        cpu_threads=self.cpu_threads,
+                    )
+                except (RuntimeError, ValueError, OSError) as exc:
+                    raise TranscriptionError(
+                        f"cannot load Whisper model from {self.path!r} on {self.device} "
+                        f"({self.compute_type}): {exc}; try device='cpu' or another "
+                        "compute_type"
+                    ) from exc
+            return self._model
+
+    def __call__(self, wav: bytes | Audio) -> Transcript:
+        audio = _as_audio(wav)
+        model = self._load()
+        try:
+            segments, _info = model.transcribe(
+                np.ascontiguousarray(audio.at_16k(), dtype=np.float32),
+                language="en", task="transcribe", beam_size=1, best_of=1, temperature=0.0,
+                condition_on_previous_text=False, without_timestamps=True, vad_filter=False,
+            )
+            text = " ".join(seg.text.strip() for seg in segments)
+        except VocenceError:
+            raise
+        except Exception as exc:  # ctranslate2 raises RuntimeError/ValueError on bad input
+            raise TranscriptionError(f"faster-whisper failed on {audio.name or 'clip'}: "
+                                     f"{exc}") from exc
+        return Transcript(" ".join(text.split()), self._engine)
+
+
+def whisper_transcriber(
+    model: str = "large-v3",
+    *,
+    device: str = "auto",
+    compute_type: str | None = None,
+    download_root: str | None = None,
+    local_files_only: bool = False,
+    cpu_threads: int = 0,
+) -> WhisperTranscriber:
+    """The recommended gate: faster-whisper, greedy (beam 1), temperature 0, English.
+
+    ``model``: a size name ("large-v3", "small.en", ...), a hub id, or a local CTranslate2
+    model directory. ``device``: "auto" (CUDA when present, else CPU), "cpu" or "cuda".
+    ``compute_type``: CTranslate2 type; default float16 on CUDA, int8 on CPU.
+    ``download_root``: where downloaded models are cached. ``cpu_threads``: 0 = default.
+    Raises :class:`ConfigError` at once when the model is not available (e.g. offline).
+    """
+    return WhisperTranscriber(
+        model, device=device, compute_type=compute_type, download_root=download_root,
+        local_files_only=local_files_only, cpu_threads=cpu_threads,
+    )
+
+
+# ----------------------------------------------------------------------------- OpenAI API
+
+
+class OpenAITranscriber:
+    """Any server speaking OpenAI's ``POST /v1/audio/transcriptions`` (multipart upload).
+
+    The clip is sent as 16 kHz 16-bit mono WAV with ``model``, ``language=en``,
+    ``temperature=0`` and ``response_format=json``; the answer's ``text`` is the transcript.
+    The API key (``api_key``, else the ``api_key_env`` environment variable, else none) goes
+    only into the Authorization header, never into logs, errors, ``repr`` or ``engine``.
+    """
+
+    suitable_for_gate = True
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_retries: int = 2,
+        backoff: float = 1.0,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not model:
+            raise ConfigError("openai_transcriber needs a model name")
+        if not (timeout > 0 and max_retries >= 0 and backoff >= 0):
+            raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
+        root = base_url.rstrip("/")
+        self.url = root + ("/audio/transcriptions" if root.endswith("/v1")
+                           else "/v1/audio/transcriptions")
+        self.model = model
+        self._api_key = api_key
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._engine = f"openai-compatible@{parts.netloc}/{model}"
+
+    @property
+    def engine(self) -> str:
+        return self._engine
+
+    def __repr__(self) -> str:
+        return f"OpenAITranscriber({self.url!r}, {self.model!r})"
+
+    def _headers(self) -> dict[str, str]:
+        key = self._api_key or os.environ.get(self.api_key_env)
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def __call__(self, wav: bytes | Audio) -> Transcript:
+        import httpx
+
+        from .audio import TARGET_RATE, to_wav_bytes
+
+        audio = _as_audio(wav)
+        body = to_wav_bytes(audio.at_16k(), TARGET_RATE)
+        data = {"model": self.model, "language": "en", "temperature": "0",
+                "response_format": "json"}
+        name = audio.name or "clip"
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            try:
+                resp = httpx.post(
+                    self.url, headers=self._headers(), data=data,
+                    files={"file": ("clip.wav", body, "audio/wav")}, timeout=self.timeout,
+                )
+            except httpx.HTTPError as exc:
+                _log.debug("POST %s failed: %s", self.url, type(exc).__name__)
+                if last:
+                    raise TranscriptionError(
+                        f"transcription server {self.url} unreachable for {name}: "
+                        f"{type(exc).__name__}; check base_url and that the server is up"
+                    ) from exc
+                time.sleep(self.backoff * 2**attempt)
+                continue
+            _log.debug("POST %s -> %d", self.url, resp.status_code)
+            if (resp.status_code == 429 or resp.status_code >= 500) and not last:
+                time.sleep(self.backoff * 2**attempt)
+                continue
+            if resp.status_code >= 400:
+                raise TranscriptionError(
+                    f"transcription server {self.url} answered HTTP {resp.status_code} for "
+                    f"{name}: {resp.text[:200]!r}"
+                    + ("; check the API key" if resp.status_code in (401, 403) else "")
+                )
+            try:
+                payload = resp.json()
+                text = payload["text"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise TranscriptionError(
+                    f"transcription server {self.url} did not answer JSON with a 'text' "
+                    f"field for {name}: {resp.text[:200]!r}"
+                ) from exc
+            if not isinstance(text, str):
+                raise TranscriptionError(f"'text' in the answer from {self.url} is not a string")
+            return Transcript(" ".join(text.split()), self._engine)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def openai_transcriber(
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    timeout: float = 120.0,
+    max_retries: int = 2,
+    backoff: float = 1.0,
+) -> OpenAITranscriber:
+    """A gate on any OpenAI-compatible ``/v1/audio/transcriptions`` server.
+
+    ``base_url`` with or without the trailing ``/v1``; ``timeout`` seconds per request;
+    429 and 5xx answers and connection errors are retried ``max_retries`` times after
+    ``backoff · 2^k`` seconds. Failures raise :class:`TranscriptionError`.
+    """
+    return OpenAITranscriber(base_url, model, api_key=api_key, api_key_env=api_key_env,
+                             timeout=timeout, max_retries=max_retries, backoff=backoff)
+
+
+# ----------------------------------------------------------------------------- PocketSphinx
+
+
+class PocketsphinxTranscriber:
+    """CMU PocketSphinx with the en-US acoustic model, language model and dictionary that
+    ship in its wheel. A fresh decoder is built for every clip (≈ 0.5 s), because a shared
+    decoder adapts between utterances and its output would depend on clip order.
+
+    Diagnostics only: ``suitable_for_gate = False`` (see :data:`POCKETSPHINX_MEASURED_WER`).
+    """
+
+    suitable_for_gate = False
+
+    def __init__(self) -> None:
+        try:
+            import pocketsphinx  # noqa: F401
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "pocketsphinx_transcriber", "probes", package="pocketsphinx"
+            ) from exc
+        self._engine = f"pocketsphinx@{_version('pocketsphinx')}/en-us"
+        clean, real = POCKETSPHINX_MEASURED_WER
+        self.gate_warning = (
+            f"{self._engine} is used as the intelligibility gate, but its measured mean WER "
+            f"is ≈ {clean:.2f} on clean eSpeak speech and ≈ {real:.2f} on real read speech, "
+            f"above τ = {WER_THRESHOLD:g}: it will veto clips that are perfectly intelligible. "
+            "Use it for diagnostics only; gate with whisper_transcriber() or "
+            "openai_transcriber()"
+        )
+
+    @property
+    def engine(self) -> str:
+        return self._engine
+
+    def __repr__(self) -> str:
+        return "PocketsphinxTranscriber()"
+
+    def __call__(self, wav: bytes | Audio) -> Transcript:
+        from pocketsphinx import Decoder
+
+        audio = _as_audio(wav)
+        pcm = np.rint(np.clip(audio.at_16k(), -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+        try:
+            decoder = Decoder(samprate=16000, loglevel="FATAL")
+            decoder.start_utt()
+            decoder.process_raw(pcm, no_search=False, full_utt=True)
+            decoder.end_utt()
+            hyp = decoder.hyp()
+        except Exception as exc:  # pocketsphinx raises RuntimeError/ValueError
+            raise TranscriptionError(
+                f"pocketsphinx failed on {audio.name or 'clip'}: {exc}"
+            ) from exc
+        text = hyp.hypstr if hyp is not None else ""
+        return Transcript(" ".join(text.split()), self._engine)
+
+
+def pocketsphinx_transcriber() -> PocketsphinxTranscriber:
+    """Offline PocketSphinx (model shipped in the wheel): for diagnostics, NOT for gating.
+
+    Its WER on synthetic speech is far above τ = 0.15, so :func:`gate_status` warns (an
+    :class:`UnsuitableGateWarning` and a WARNING line) whenever it is used as the gate.
+    """
+    return PocketsphinxTranscriber()
