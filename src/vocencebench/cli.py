@@ -20,6 +20,9 @@ __all__ = ["build_parser", "main"]
 # Command modules, in the order `vocencebench --help` lists them.
 _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.decide",
+    "vocencebench.commands.corpus",
+    "vocencebench.commands.judge",
+    "vocencebench.commands.calibrate",
 )
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).

@@ -1,0 +1,115 @@
+"""``vocencebench judge compare A.wav B.wav``: one pairwise judgement from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..judge import DEFAULT_GEMINI_MODEL, Judge
+from ..prompts import CATEGORIES
+from ..schema import Verdict
+
+__all__ = ["format_verdict", "register", "run_compare"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``judge`` command group to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "judge",
+        help="ask the audio-LLM judge about a pair of clips",
+        description="Audio-LLM judge commands.",
+    )
+    sub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+    c = sub.add_parser(
+        "compare",
+        help="judge two WAV clips on one dimension",
+        description=(
+            "Play both clips to the judge (labelled only A and B) with the script, the voice "
+            "request and the dimension's rubric; by default in both orders, keeping a winner "
+            "only when the orders agree. The API key comes from the environment "
+            "(GEMINI_API_KEY or GOOGLE_API_KEY for Gemini), never from the command line."
+        ),
+    )
+    c.add_argument("audio_a", metavar="A.wav", help="first clip (called a in the verdict)")
+    c.add_argument("audio_b", metavar="B.wav", help="second clip (called b in the verdict)")
+    c.add_argument("--text", required=True, help="the script both clips read")
+    c.add_argument("--instruction", required=True, help="the voice request")
+    c.add_argument("--dimension", default="tone",
+                   help="a registered trait (e.g. tone) or naturalness (default: tone)")
+    c.add_argument("--category", default=None, choices=CATEGORIES,
+                   help="text category for the naturalness rubric (default: everyday)")
+    c.add_argument("--judge", default=f"gemini:{DEFAULT_GEMINI_MODEL}",
+                   help="gemini:MODEL or local:URL#MODEL (default: %(default)s)")
+    c.add_argument("--api-key-env", default=None, metavar="VAR",
+                   help="read the judge's API key from this environment variable")
+    c.add_argument("--votes", type=int, default=1, help="samples per order (majority)")
+    c.add_argument("--no-swap", action="store_true",
+                   help="judge one order only (cheaper; position bias is not neutralised)")
+    c.add_argument("--spend-cap", type=float, default=None, metavar="USD",
+                   help="stop before the judge's spend would cross this many dollars")
+    c.add_argument("--json", action="store_true", help="print the verdict and usage as JSON")
+    c.set_defaults(func=run_compare)
+    p.set_defaults(func=lambda args: _help(p))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def format_verdict(v: Verdict) -> str:
+    """A short, readable account of a verdict."""
+    head = "tie" if v.winner == "tie" else f"clip {v.winner.upper()} wins"
+    note = "" if v.consistent else " (the two orders disagreed)"
+    return "\n".join([
+        f"{v.dimension}: {head}{note}",
+        f"  score A {v.score_a:.2f} / 3   score B {v.score_b:.2f} / 3   "
+        f"confidence {v.confidence:.2f}",
+        f"  judge {v.model}, prompt {v.prompt_version}, {len(v.raw)} call(s)",
+        "",
+        "A: " + v.reasoning_a.replace("\n", "\n   "),
+        "",
+        "B: " + v.reasoning_b.replace("\n", "\n   "),
+    ])
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Run ``judge compare``."""
+    a, b = _read(args.audio_a), _read(args.audio_b)
+    options: dict[str, Any] = {}
+    if args.spend_cap is not None:
+        options["spend_cap_usd"] = args.spend_cap
+    judge = Judge.from_spec(args.judge, api_key_env=args.api_key_env, **options)
+    with judge:
+        v = judge.compare(text=args.text, instruction=args.instruction, audio_a=a, audio_b=b,
+                          dimension=args.dimension, consistent=not args.no_swap,
+                          votes=args.votes, category=args.category)
+        usage = getattr(judge.backend, "usage", None)
+        try:
+            cost = judge.backend.cost_usd()  # type: ignore[attr-defined]
+        except (AttributeError, ConfigError):
+            cost = None
+    if args.json:
+        out: dict[str, Any] = {"verdict": v.to_dict()}
+        if usage is not None:
+            out["usage"] = vars(usage)
+        out["cost_usd"] = cost
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(format_verdict(v))
+    if usage is not None:
+        spend = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
+        print(f"\nusage: {usage.calls} call(s), {usage.prompt_tokens} prompt tokens "
+              f"({usage.audio_tokens} audio), {usage.output_tokens} output, "
+              f"{usage.thinking_tokens} thinking; cost {spend}")
+    return 0

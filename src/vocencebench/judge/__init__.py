@@ -1,0 +1,66 @@
+"""The audio-LLM judge: rubric prompts, order swap, vote@k, backends, usage and cost.
+
+``Judge`` (factories ``Judge.gemini`` and ``Judge.local``) turns a pair of clips into a
+:class:`~vocencebench.schema.Verdict`; backends implement the one-method
+:class:`JudgeBackend` protocol. See ``docs/judge.md``.
+"""
+
+from __future__ import annotations
+
+from ._backends import (
+    AUDIO_TOKENS_PER_SECOND,
+    PRICES,
+    PRICES_AS_OF,
+    AsyncJudgeBackend,
+    AudioInput,
+    CallUsage,
+    GeminiBackend,
+    JudgeBackend,
+    JudgeReply,
+    JudgeRequest,
+    OpenAIChatBackend,
+    Price,
+    ScriptedBackend,
+    Usage,
+    wav_duration_s,
+)
+from ._judge import (
+    DEFAULT_GEMINI_MODEL,
+    ORDERS,
+    DimensionJudgement,
+    Judge,
+    MemoryVerdictCache,
+    SingleJudgement,
+    TableVerdictCache,
+    VerdictCache,
+    aggregate,
+    verdict_cache_key,
+)
+
+__all__ = [
+    "AUDIO_TOKENS_PER_SECOND",
+    "DEFAULT_GEMINI_MODEL",
+    "ORDERS",
+    "PRICES",
+    "PRICES_AS_OF",
+    "AsyncJudgeBackend",
+    "AudioInput",
+    "CallUsage",
+    "DimensionJudgement",
+    "GeminiBackend",
+    "Judge",
+    "JudgeBackend",
+    "JudgeReply",
+    "JudgeRequest",
+    "MemoryVerdictCache",
+    "OpenAIChatBackend",
+    "Price",
+    "ScriptedBackend",
+    "SingleJudgement",
+    "TableVerdictCache",
+    "Usage",
+    "VerdictCache",
+    "aggregate",
+    "verdict_cache_key",
+    "wav_duration_s",
+]

@@ -1,0 +1,808 @@
+"""The judge: rubric prompts → backend calls in both orders × k votes → one :class:`Verdict`.
+
+The unit of work is one *single judgement* (:meth:`Judge.judge_once`): one call to the
+backend with the clips in one order (``"ab"``: the caller's ``audio_a`` is heard first as
+"A"; ``"ba"``: ``audio_b`` is heard first) for one vote index. Its answer is validated and
+un-swapped so that ``a``/``b`` always mean the caller's clips. :meth:`Judge.compare` runs
+both orders × ``votes`` units and aggregates them (:func:`aggregate`):
+
+* per order, the majority winner over the votes (a tied count is a ``tie``);
+* ``consistent=True``: the winner stands only when both orders agree; otherwise ``tie`` and
+  ``Verdict.consistent = False``; ``consistent=False``: the majority over all samples;
+* ``score_a`` / ``score_b``: exact (``math.fsum``) means over every order and vote, 0–3.
+
+An invalid answer is re-asked up to ``max_invalid_retries`` times, then the unit fails with
+:class:`~vocencebench.errors.JudgeResponseError` — no score is ever made up. With a
+:class:`VerdictCache` attached, every finished unit is stored under
+:func:`verdict_cache_key` before the next starts, so no paid call is repeated on resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import os
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+
+from ..errors import (
+    AudioError,
+    ConfigError,
+    JudgeError,
+    JudgeResponseError,
+    MissingDependencyError,
+)
+from ..prompts import (
+    PROMPT_VERSION,
+    Answer,
+    AudioSlot,
+    Prompt,
+    build_combined_prompt,
+    build_prompt,
+    parse_answer,
+    parse_combined_answer,
+)
+from ..schema import Verdict, dumps_canonical
+from ..traits import TRAITS, TraitRegistry
+from ._backends import (
+    AsyncJudgeBackend,
+    AudioInput,
+    GeminiBackend,
+    JudgeBackend,
+    JudgeRequest,
+    OpenAIChatBackend,
+    Price,
+)
+
+__all__ = [
+    "DEFAULT_GEMINI_MODEL",
+    "ORDERS",
+    "DimensionJudgement",
+    "Judge",
+    "MemoryVerdictCache",
+    "SingleJudgement",
+    "TableVerdictCache",
+    "VerdictCache",
+    "aggregate",
+    "verdict_cache_key",
+]
+
+log = logging.getLogger("vocencebench.judge")
+
+#: The model ``Judge.gemini()`` uses unless told otherwise.
+DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
+#: Presentation orders: "ab" plays the caller's audio_a first (as "A"), "ba" audio_b first.
+ORDERS: tuple[str, str] = ("ab", "ba")
+
+Order = Literal["ab", "ba"]
+Winner = Literal["a", "b", "tie"]
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class DimensionJudgement:
+    """One dimension of one single judgement, un-swapped (``a``/``b`` = the caller's clips).
+
+    Scores are integers 0–3; ``confidence`` on [0, 1].
+    """
+
+    score_a: int
+    score_b: int
+    winner: Winner
+    analysis_a: str
+    analysis_b: str
+    confidence: float
+
+    @classmethod
+    def from_answer(cls, ans: Answer, order: Order) -> DimensionJudgement:
+        """Un-swap an :class:`~vocencebench.prompts.Answer` given in presentation labels."""
+        if order == "ab":
+            win: Winner = {"A": "a", "B": "b"}.get(ans.winner, "tie")  # type: ignore[assignment]
+            return cls(ans.score_a, ans.score_b, win, ans.analysis_a, ans.analysis_b,
+                       ans.confidence)
+        win = {"A": "b", "B": "a"}.get(ans.winner, "tie")  # type: ignore[assignment]
+        return cls(ans.score_b, ans.score_a, win, ans.analysis_b, ans.analysis_a, ans.confidence)
+
+
+@dataclass(frozen=True)
+class SingleJudgement:
+    """One backend call: one presentation ``order``, one ``vote`` index, ≥1 dimensions.
+
+    ``judgements`` maps each dimension to its un-swapped :class:`DimensionJudgement`;
+    ``raw`` is the model's reply text; ``model`` and ``prompt_version`` say who answered
+    what. Round-trips through :meth:`to_dict` / :meth:`from_dict` (for caches).
+    """
+
+    order: Order
+    vote: int
+    model: str
+    prompt_version: str
+    raw: str
+    judgements: Mapping[str, DimensionJudgement] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "order": self.order,
+            "vote": self.vote,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "raw": self.raw,
+            "judgements": {d: vars(j).copy() for d, j in self.judgements.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SingleJudgement:
+        """Inverse of :meth:`to_dict`."""
+        try:
+            return cls(
+                order=data["order"],
+                vote=int(data["vote"]),
+                model=str(data["model"]),
+                prompt_version=str(data["prompt_version"]),
+                raw=str(data["raw"]),
+                judgements={
+                    str(d): DimensionJudgement(**j) for d, j in data["judgements"].items()
+                },
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise JudgeError(f"cannot read a cached judgement: {exc}; delete the cache") from exc
+
+
+# ---------------------------------------------------------------------------- caching
+
+
+@runtime_checkable
+class VerdictCache(Protocol):
+    """Where finished single judgements are kept (JSON-ready dicts under string keys)."""
+
+    def get(self, key: str) -> Mapping[str, Any] | None: ...
+
+    def put(self, key: str, value: Mapping[str, Any]) -> None: ...
+
+
+class MemoryVerdictCache:
+    """A :class:`VerdictCache` in a dict (for tests and one-process runs)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Mapping[str, Any] | None:
+        with self._lock:
+            return self._data.get(key)
+
+    def put(self, key: str, value: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._data[key] = dict(value)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class TableVerdictCache:
+    """Adapts a store with ``get_json(table, key)`` / ``put_json(table, key, value)``
+    (e.g. :class:`vocencebench.cache.Cache`) to :class:`VerdictCache`."""
+
+    def __init__(self, store: Any, table: str = "verdicts") -> None:
+        if not (hasattr(store, "get_json") and hasattr(store, "put_json")):
+            raise ConfigError(f"{store!r} has no get_json/put_json; pass a VerdictCache")
+        self.store = store
+        self.table = table
+
+    def get(self, key: str) -> Mapping[str, Any] | None:
+        value = self.store.get_json(self.table, key)
+        return value if isinstance(value, Mapping) else None
+
+    def put(self, key: str, value: Mapping[str, Any]) -> None:
+        self.store.put_json(self.table, key, dict(value))
+
+
+def verdict_cache_key(
+    *,
+    clip_a_sha256: str,
+    clip_b_sha256: str,
+    dimensions: Sequence[str],
+    order: str,
+    vote: int,
+    model: str,
+    prompt_version: str,
+    prompt_sha256: str,
+    temperature: float = 0.0,
+) -> str:
+    """sha256 hex key of one single judgement.
+
+    Covers both clips' content hashes, the dimension(s), presentation order, vote index, judge
+    model, prompt version, the fingerprint of the rendered prompt (script, instruction,
+    category, rubric) and the temperature. No key, URL or request body goes into it.
+    """
+    parts = {
+        "clip_a": clip_a_sha256,
+        "clip_b": clip_b_sha256,
+        "dimensions": list(dimensions),
+        "order": order,
+        "vote": int(vote),
+        "model": model,
+        "prompt_version": prompt_version,
+        "prompt": prompt_sha256,
+        "temperature": float(temperature),
+    }
+    return hashlib.sha256(dumps_canonical(parts).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------- aggregation
+
+
+def _majority(winners: Sequence[Winner]) -> Winner:
+    counts = Counter(winners).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return "tie"
+    return counts[0][0]
+
+
+def aggregate(
+    judgements: Sequence[SingleJudgement],
+    dimension: str,
+    *,
+    consistent: bool = True,
+) -> Verdict:
+    """Fold single judgements of one pair (any orders, any votes) into one :class:`Verdict`.
+
+    Per order the winner is the majority over its votes (equal top counts → ``tie``). With
+    ``consistent=True`` and both orders present, the winner stands only if both orders agree,
+    else ``tie`` and ``Verdict.consistent=False``; with ``consistent=False`` the winner is the
+    majority over all samples. Scores and confidence are exact means over all samples.
+    """
+    if not judgements:
+        raise ConfigError("aggregate() needs at least one judgement")
+    rows = sorted(judgements, key=lambda j: (ORDERS.index(j.order), j.vote))
+    dims = [j.judgements.get(dimension) for j in rows]
+    if any(d is None for d in dims):
+        raise ConfigError(f"a judgement lacks dimension {dimension!r}")
+    ds: list[DimensionJudgement] = [d for d in dims if d is not None]
+    by_order: dict[str, list[Winner]] = {}
+    for j, d in zip(rows, ds, strict=True):
+        by_order.setdefault(j.order, []).append(d.winner)
+    order_winners = {o: _majority(w) for o, w in by_order.items()}
+    agree = len(set(order_winners.values())) == 1
+    if consistent:
+        winner: Winner = next(iter(order_winners.values())) if agree else "tie"
+    else:
+        winner = _majority([d.winner for d in ds])
+    n = len(ds)
+
+    def reasoning(side: str) -> str:
+        if n == 1:
+            return ds[0].analysis_a if side == "a" else ds[0].analysis_b
+        return "\n\n".join(
+            f"[order {j.order.upper()}, vote {j.vote + 1}] "
+            + (d.analysis_a if side == "a" else d.analysis_b)
+            for j, d in zip(rows, ds, strict=True)
+        )
+
+    models = sorted({j.model for j in rows})
+    versions = sorted({j.prompt_version for j in rows})
+    return Verdict(
+        winner=winner,
+        score_a=math.fsum(d.score_a for d in ds) / n,
+        score_b=math.fsum(d.score_b for d in ds) / n,
+        reasoning_a=reasoning("a"),
+        reasoning_b=reasoning("b"),
+        confidence=math.fsum(d.confidence for d in ds) / n,
+        consistent=agree,
+        dimension=dimension,
+        model=",".join(models),
+        prompt_version=",".join(versions),
+        raw=tuple(j.raw for j in rows),
+    )
+
+
+# ---------------------------------------------------------------------------- the judge
+
+
+def _as_bytes(audio: Any, name: str) -> bytes:
+    if isinstance(audio, bytes | bytearray | memoryview):
+        data = bytes(audio)
+    else:
+        wav = getattr(audio, "wav", None)
+        if not isinstance(wav, bytes):
+            raise ConfigError(f"{name} must be WAV bytes, got {type(audio).__name__}")
+        data = wav
+    if not data:
+        raise AudioError(f"{name}: empty audio (0 bytes); the judge needs WAV bytes")
+    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise AudioError(f"{name}: not a WAV file (no RIFF/WAVE header); convert it to WAV")
+    return data
+
+
+_warned_no_decoder = False
+
+
+def _validate_audio(data: bytes, name: str) -> None:
+    """Run the shared audio validator (decode, length, silence ...) when it can run.
+
+    Without the decoder (the core install lacks soundfile) the judge still sends the WAV
+    bytes, after the header check in :func:`_as_bytes`, and says so once in the log.
+    """
+    global _warned_no_decoder
+    try:
+        from ..audio import load_audio
+
+        load_audio(data, name=name)
+    except (ImportError, MissingDependencyError) as exc:
+        if not _warned_no_decoder:
+            _warned_no_decoder = True
+            log.warning("judge: clips are sent unvalidated (%s); install "
+                        '"vocencebench[probes]" to check them before paying for a call', exc)
+
+
+class Judge:
+    """An audio-LLM judge over any :class:`JudgeBackend`.
+
+    ``max_invalid_retries``: extra asks after an invalid answer (per single judgement);
+    ``max_concurrency``: backend calls in flight at once in the async methods;
+    ``temperature``: sampling temperature (0 = greedy); ``cache``: a :class:`VerdictCache`
+    (or a store with ``get_json``/``put_json``) keeping finished single judgements;
+    ``validate_audio``: run :func:`vocencebench.audio.load_audio` on each clip first.
+    """
+
+    def __init__(
+        self,
+        backend: JudgeBackend,
+        *,
+        registry: TraitRegistry = TRAITS,
+        max_invalid_retries: int = 2,
+        max_concurrency: int = 4,
+        temperature: float = 0.0,
+        cache: VerdictCache | Any | None = None,
+        validate_audio: bool = True,
+    ) -> None:
+        if not isinstance(backend, JudgeBackend):
+            raise ConfigError(f"{backend!r} is not a judge backend (needs model and complete())")
+        if max_invalid_retries < 0 or max_concurrency < 1:
+            raise ConfigError("max_invalid_retries must be >= 0 and max_concurrency >= 1")
+        if not (math.isfinite(temperature) and 0 <= temperature <= 2):
+            raise ConfigError(f"temperature must be in [0, 2], got {temperature}")
+        self.backend = backend
+        self.registry = registry
+        self.max_invalid_retries = int(max_invalid_retries)
+        self.max_concurrency = int(max_concurrency)
+        self.temperature = float(temperature)
+        self.validate_audio = validate_audio
+        self.cache: VerdictCache | None = None
+        if cache is not None:
+            self.attach_cache(cache)
+        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    # -- factories
+    @classmethod
+    def gemini(
+        cls,
+        model: str = DEFAULT_GEMINI_MODEL,
+        api_key: str | None = None,
+        *,
+        base_url: str = "https://generativelanguage.googleapis.com",
+        prices: Mapping[str, Price] | None = None,
+        spend_cap_usd: float | None = None,
+        thinking_budget: int | None = None,
+        thinking_level: str | None = None,
+        schema_field: str = "responseJsonSchema",
+        timeout_s: float = 180.0,
+        max_retries: int = 5,
+        transport: httpx.BaseTransport | None = None,
+        **judge_options: Any,
+    ) -> Judge:
+        """A judge on Gemini. The key comes from ``api_key`` or the environment
+        (``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``); ``spend_cap_usd`` stops before the
+        next call could cross that many dollars; other options go to :class:`Judge`."""
+        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise ConfigError(
+                "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, "
+                "or pass api_key="
+            )
+        backend = GeminiBackend(
+            model, key, base_url=base_url, prices=prices, spend_cap_usd=spend_cap_usd,
+            thinking_budget=thinking_budget, thinking_level=thinking_level,
+            schema_field=schema_field, timeout_s=timeout_s, max_retries=max_retries,
+            transport=transport,
+        )
+        return cls(backend, **judge_options)
+
+    @classmethod
+    def local(
+        cls,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        price: Price | None = None,
+        spend_cap_usd: float | None = None,
+        send_schema: bool = True,
+        timeout_s: float = 180.0,
+        max_retries: int = 5,
+        transport: httpx.BaseTransport | None = None,
+        **judge_options: Any,
+    ) -> Judge:
+        """A judge on an OpenAI-compatible chat-completions server with audio input
+        (e.g. ``vllm serve Qwen/Qwen2.5-Omni-7B``); other options go to :class:`Judge`."""
+        backend = OpenAIChatBackend(
+            base_url, model, api_key, price=price, spend_cap_usd=spend_cap_usd,
+            send_schema=send_schema, timeout_s=timeout_s, max_retries=max_retries,
+            transport=transport,
+        )
+        return cls(backend, **judge_options)
+
+    @classmethod
+    def from_spec(cls, spec: str, *, api_key_env: str | None = None,
+                  **judge_options: Any) -> Judge:
+        """A judge from a command-line spec: ``gemini``, ``gemini:MODEL`` or
+        ``local:URL#MODEL``. ``api_key_env`` names an environment variable holding the key
+        (default: GEMINI_API_KEY/GOOGLE_API_KEY for Gemini, none for a local server)."""
+        key = None
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ConfigError(f"environment variable {api_key_env} is not set or empty")
+        kind, _, rest = spec.partition(":")
+        if kind == "gemini":
+            return cls.gemini(rest or DEFAULT_GEMINI_MODEL, key, **judge_options)
+        if kind == "local":
+            url, _, model = rest.partition("#")
+            if not url or not model:
+                raise ConfigError(
+                    f"expected local:URL#MODEL (e.g. local:http://localhost:8003#"
+                    f"Qwen/Qwen2.5-Omni-7B), got {spec!r}"
+                )
+            return cls.local(url, model, key, **judge_options)
+        raise ConfigError(f"unknown judge {spec!r}; use gemini, gemini:MODEL or local:URL#MODEL")
+
+    # -- properties and plumbing
+    @property
+    def model(self) -> str:
+        """The backend's model name."""
+        return self.backend.model
+
+    @property
+    def prompt_version(self) -> str:
+        """Version of the rubrics and schema (:data:`vocencebench.prompts.PROMPT_VERSION`)."""
+        return PROMPT_VERSION
+
+    def attach_cache(self, cache: VerdictCache | Any) -> None:
+        """Keep finished single judgements in ``cache`` (a :class:`VerdictCache`, or a store
+        with ``get_json``/``put_json`` such as :class:`vocencebench.cache.Cache`)."""
+        if hasattr(cache, "get_json") and hasattr(cache, "put_json"):
+            self.cache = TableVerdictCache(cache)
+        elif isinstance(cache, VerdictCache):
+            self.cache = cache
+        else:
+            raise ConfigError(f"{cache!r} is not a verdict cache (needs get/put)")
+
+    def close(self) -> None:
+        """Close the backend's connections (if it has any)."""
+        closer = getattr(self.backend, "close", None)
+        if callable(closer):
+            closer()
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Judge({self.backend!r}, prompt_version={PROMPT_VERSION!r})"
+
+    # -- building one unit
+    def _prompt(
+        self, text: str, instruction: str, dimension: str | Sequence[str], category: str | None
+    ) -> Prompt:
+        if isinstance(dimension, str):
+            return build_prompt(text=text, instruction=instruction, dimension=dimension,
+                                category=category, registry=self.registry)
+        return build_combined_prompt(text=text, instruction=instruction, dimensions=dimension,
+                                     category=category, registry=self.registry)
+
+    def _clips(self, audio_a: Any, audio_b: Any) -> tuple[bytes, bytes]:
+        a, b = _as_bytes(audio_a, "audio_a"), _as_bytes(audio_b, "audio_b")
+        if self.validate_audio:
+            _validate_audio(a, "audio_a")
+            _validate_audio(b, "audio_b")
+        return a, b
+
+    def _request(self, prompt: Prompt, a: bytes, b: bytes, order: str, vote: int) -> JudgeRequest:
+        first, second = (a, b) if order == "ab" else (b, a)
+        parts: list[str | AudioInput] = []
+        for p in prompt.parts:
+            if isinstance(p, AudioSlot):
+                parts.append(AudioInput(first if p.label == "A" else second, label=p.label))
+            else:
+                parts.append(p)
+        return JudgeRequest(system=prompt.system, parts=tuple(parts), schema=prompt.schema,
+                            schema_name=prompt.schema_name, temperature=self.temperature,
+                            seed=vote)
+
+    def _key(self, prompt: Prompt, a: bytes, b: bytes, order: str, vote: int) -> str:
+        return verdict_cache_key(
+            clip_a_sha256=hashlib.sha256(a).hexdigest(),
+            clip_b_sha256=hashlib.sha256(b).hexdigest(),
+            dimensions=prompt.dimensions, order=order, vote=vote, model=self.model,
+            prompt_version=prompt.version, prompt_sha256=prompt.sha256,
+            temperature=self.temperature,
+        )
+
+    def _parse(self, prompt: Prompt, text: str, order: Order) -> dict[str, DimensionJudgement]:
+        if len(prompt.dimensions) == 1 and prompt.schema_name == "vocencebench_verdict":
+            answers = {prompt.dimensions[0]: parse_answer(text)}
+        else:
+            answers = parse_combined_answer(text, prompt.dimensions)
+        return {d: DimensionJudgement.from_answer(a, order) for d, a in answers.items()}
+
+    def _rejected(self, exc: JudgeResponseError, attempt: int, *, from_parser: bool) -> None:
+        if from_parser:
+            recorder = getattr(self.backend, "record_failure", None)
+            if callable(recorder):
+                recorder()
+        log.warning("judge %s: invalid answer (try %d of %d): %s", self.model, attempt + 1,
+                    self.max_invalid_retries + 1, exc)
+
+    def _give_up(self, last: JudgeResponseError | None) -> JudgeResponseError:
+        return JudgeResponseError(
+            f"judge {self.model} gave no valid verdict JSON in {self.max_invalid_retries + 1} "
+            f"tries (last problem: {last}); no score was recorded. Retry later or raise "
+            "max_invalid_retries"
+        )
+
+    @staticmethod
+    def _check_unit(order: str, vote: int) -> Order:
+        if order not in ORDERS:
+            raise ConfigError(f"order must be 'ab' or 'ba', got {order!r}")
+        if isinstance(vote, bool) or not isinstance(vote, int) or vote < 0:
+            raise ConfigError(f"vote must be a non-negative integer, got {vote!r}")
+        return order  # type: ignore[return-value]
+
+    # -- one unit, sync and async
+    def judge_once(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimension: str | Sequence[str] = "tone",
+        order: str = "ab",
+        vote: int = 0,
+        category: str | None = None,
+    ) -> SingleJudgement:
+        """One backend call (cached when a cache is attached): ``order`` ``"ab"`` plays
+        ``audio_a`` first, ``"ba"`` plays ``audio_b`` first; ``vote`` is the sample index.
+        A sequence of dimensions asks for all of them in one call."""
+        a, b = self._clips(audio_a, audio_b)
+        return self._once(text, instruction, a, b, dimension, order, vote, category)
+
+    def _once(self, text: str, instruction: str, a: bytes, b: bytes,
+              dimension: str | Sequence[str], order: str, vote: int,
+              category: str | None) -> SingleJudgement:
+        o = self._check_unit(order, vote)
+        prompt = self._prompt(text, instruction, dimension, category)
+        key = self._key(prompt, a, b, o, vote)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return SingleJudgement.from_dict(hit)
+        request = self._request(prompt, a, b, o, vote)
+        last: JudgeResponseError | None = None
+        for attempt in range(self.max_invalid_retries + 1):
+            try:
+                reply = self.backend.complete(request)
+            except JudgeResponseError as exc:
+                last = exc
+                self._rejected(exc, attempt, from_parser=False)
+                continue
+            try:
+                dims = self._parse(prompt, reply.text, o)
+            except JudgeResponseError as exc:
+                last = exc
+                self._rejected(exc, attempt, from_parser=True)
+                continue
+            return self._finish(key, o, vote, reply.model, prompt, reply.text, dims)
+        raise self._give_up(last)
+
+    def _finish(self, key: str, order: Order, vote: int, model: str, prompt: Prompt,
+                raw: str, dims: dict[str, DimensionJudgement]) -> SingleJudgement:
+        sj = SingleJudgement(order=order, vote=vote, model=model or self.model,
+                             prompt_version=prompt.version, raw=raw, judgements=dims)
+        if self.cache is not None:
+            self.cache.put(key, sj.to_dict())
+        return sj
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
+        return sem
+
+    async def ajudge_once(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimension: str | Sequence[str] = "tone",
+        order: str = "ab",
+        vote: int = 0,
+        category: str | None = None,
+    ) -> SingleJudgement:
+        """Async :meth:`judge_once` (at most ``max_concurrency`` calls in flight)."""
+        a, b = self._clips(audio_a, audio_b)
+        return await self._aonce(text, instruction, a, b, dimension, order, vote, category)
+
+    async def _aonce(self, text: str, instruction: str, a: bytes, b: bytes,
+                     dimension: str | Sequence[str], order: str, vote: int,
+                     category: str | None) -> SingleJudgement:
+        o = self._check_unit(order, vote)
+        prompt = self._prompt(text, instruction, dimension, category)
+        key = self._key(prompt, a, b, o, vote)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return SingleJudgement.from_dict(hit)
+        request = self._request(prompt, a, b, o, vote)
+        last: JudgeResponseError | None = None
+        for attempt in range(self.max_invalid_retries + 1):
+            try:
+                async with self._semaphore():
+                    if isinstance(self.backend, AsyncJudgeBackend):
+                        reply = await self.backend.acomplete(request)
+                    else:
+                        reply = await asyncio.to_thread(self.backend.complete, request)
+            except JudgeResponseError as exc:
+                last = exc
+                self._rejected(exc, attempt, from_parser=False)
+                continue
+            try:
+                dims = self._parse(prompt, reply.text, o)
+            except JudgeResponseError as exc:
+                last = exc
+                self._rejected(exc, attempt, from_parser=True)
+                continue
+            return self._finish(key, o, vote, reply.model, prompt, reply.text, dims)
+        raise self._give_up(last)
+
+    # -- comparisons
+    @staticmethod
+    def _units(votes: int, swap: bool | None, consistent: bool) -> list[tuple[str, int]]:
+        if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+            raise ConfigError(f"votes must be a positive integer, got {votes!r}")
+        orders = ORDERS if (consistent if swap is None else swap) else ORDERS[:1]
+        return [(o, v) for o in orders for v in range(votes)]
+
+    def _dims(self, dimensions: Sequence[str] | None) -> tuple[str, ...]:
+        dims = tuple(dimensions) if dimensions is not None else self.registry.judged_dimensions()
+        for d in dims:
+            self.registry.check_dimension(d)
+        if not dims or len(set(dims)) != len(dims):
+            raise ConfigError(f"need distinct dimensions, got {list(dims)}")
+        return dims
+
+    def compare(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimension: str = "tone",
+        consistent: bool = True,
+        votes: int = 1,
+        swap: bool | None = None,
+        category: str | None = None,
+    ) -> Verdict:
+        """Judge clips A and B on one ``dimension`` (a registered trait or ``naturalness``).
+
+        ``consistent=True`` judges both presentation orders × ``votes`` samples and keeps a
+        winner only when the orders agree; ``consistent=False`` judges one order (``"ab"``)
+        unless ``swap=True`` asks for both (then the majority over all samples wins). See
+        :func:`aggregate`.
+        ``category`` picks the naturalness rubric (``everyday``, ``numbers``, ...).
+        Raises :class:`~vocencebench.errors.JudgeError` when any unit fails.
+        """
+        self.registry.check_dimension(dimension)
+        units = self._units(votes, swap, consistent)
+        a, b = self._clips(audio_a, audio_b)
+        sjs = [self._once(text, instruction, a, b, dimension, o, v, category) for o, v in units]
+        return aggregate(sjs, dimension, consistent=consistent)
+
+    async def acompare(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimension: str = "tone",
+        consistent: bool = True,
+        votes: int = 1,
+        swap: bool | None = None,
+        category: str | None = None,
+    ) -> Verdict:
+        """Async :meth:`compare`: the units run concurrently (bounded by max_concurrency)."""
+        self.registry.check_dimension(dimension)
+        units = self._units(votes, swap, consistent)
+        a, b = self._clips(audio_a, audio_b)
+        sjs = await asyncio.gather(
+            *(self._aonce(text, instruction, a, b, dimension, o, v, category) for o, v in units)
+        )
+        return aggregate(sjs, dimension, consistent=consistent)
+
+    def compare_all(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimensions: Sequence[str] | None = None,
+        all_at_once: bool = True,
+        consistent: bool = True,
+        votes: int = 1,
+        swap: bool | None = None,
+        category: str | None = None,
+    ) -> dict[str, Verdict]:
+        """Verdicts on several dimensions (default: every judged dimension of the registry).
+
+        ``all_at_once=True`` asks for every dimension in one call per order and vote (one
+        audio upload); ``False`` makes one call per dimension, as :meth:`compare`.
+        """
+        dims = self._dims(dimensions)
+        units = self._units(votes, swap, consistent)
+        a, b = self._clips(audio_a, audio_b)
+        if not all_at_once:
+            return {
+                d: aggregate([self._once(text, instruction, a, b, d, o, v, category)
+                              for o, v in units], d, consistent=consistent)
+                for d in dims
+            }
+        sjs = [self._once(text, instruction, a, b, dims, o, v, category) for o, v in units]
+        return {d: aggregate(sjs, d, consistent=consistent) for d in dims}
+
+    async def acompare_all(
+        self,
+        *,
+        text: str,
+        instruction: str,
+        audio_a: bytes,
+        audio_b: bytes,
+        dimensions: Sequence[str] | None = None,
+        all_at_once: bool = True,
+        consistent: bool = True,
+        votes: int = 1,
+        swap: bool | None = None,
+        category: str | None = None,
+    ) -> dict[str, Verdict]:
+        """Async :meth:`compare_all`."""
+        dims = self._dims(dimensions)
+        units = self._units(votes, swap, consistent)
+        a, b = self._clips(audio_a, audio_b)
+        if not all_at_once:
+            groups = await asyncio.gather(*(
+                asyncio.gather(*(self._aonce(text, instruction, a, b, d, o, v, category)
+                                 for o, v in units))
+                for d in dims
+            ))
+            return {d: aggregate(g, d, consistent=consistent)
+                    for d, g in zip(dims, groups, strict=True)}
+        sjs = await asyncio.gather(
+            *(self._aonce(text, instruction, a, b, dims, o, v, category) for o, v in units)
+        )
+        return {d: aggregate(sjs, d, consistent=consistent) for d in dims}

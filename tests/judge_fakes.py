@@ -1,0 +1,229 @@
+"""Test helpers for the judge: WAV clips and real HTTP servers on 127.0.0.1.
+
+:class:`FakeJudgeServer` speaks either the Gemini ``generateContent`` API or the OpenAI
+chat-completions API, records every request (path, headers, JSON body, the audio parts in
+the order they were sent, the text parts) and answers with whatever its ``respond`` callable
+returns for that call: a :class:`Reply` (status, JSON body or raw text, headers, delay).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+def tone_wav(freq_hz: float, *, seconds: float = 1.0, rate: int = 16_000) -> bytes:
+    """A mono 16-bit WAV sine tone (amplitude 0.5)."""
+    t = np.arange(int(seconds * rate)) / rate
+    pcm = np.round(0.5 * np.sin(2 * np.pi * freq_hz * t) * 32767).astype("<i2")
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm.tobytes())
+    return buf.getvalue()
+
+
+CLIP_X = tone_wav(220.0)
+CLIP_Y = tone_wav(330.0)
+
+
+def answer(
+    winner: str, score_a: int, score_b: int, confidence: float = 0.8, **extra: Any
+) -> dict[str, Any]:
+    """A valid one-dimension answer in presentation labels."""
+    return {
+        "analysis_a": f"first clip, scored {score_a}",
+        "analysis_b": f"second clip, scored {score_b}",
+        "score_a": score_a,
+        "score_b": score_b,
+        "winner": winner,
+        "confidence": confidence,
+        **extra,
+    }
+
+
+@dataclass
+class Call:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    audio: list[bytes]
+    texts: list[str]
+    index: int
+
+
+@dataclass
+class Reply:
+    """What the server answers: ``text`` is the model's text (wrapped in the API's envelope)
+    unless ``body`` (a raw JSON envelope) or ``raw`` (raw response bytes) is given."""
+
+    text: str | None = None
+    status: int = 200
+    body: dict[str, Any] | None = None
+    raw: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+def gemini_envelope(text: str, usage: dict[str, int]) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "promptTokenCount": usage.get("prompt", 1000),
+        "candidatesTokenCount": usage.get("output", 100),
+        "thoughtsTokenCount": usage.get("thinking", 200),
+        "totalTokenCount": 0,
+    }
+    if "audio" in usage:
+        meta["promptTokensDetails"] = [
+            {"modality": "TEXT", "tokenCount": usage.get("prompt", 1000) - usage["audio"]},
+            {"modality": "AUDIO", "tokenCount": usage["audio"]},
+        ]
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": text}]},
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": meta,
+        "modelVersion": "fake",
+    }
+
+
+def openai_envelope(text: str, usage: dict[str, int]) -> dict[str, Any]:
+    u: dict[str, Any] = {
+        "prompt_tokens": usage.get("prompt", 1000),
+        "completion_tokens": usage.get("output", 100) + usage.get("thinking", 0),
+        "total_tokens": 0,
+    }
+    if "thinking" in usage:
+        u["completion_tokens_details"] = {"reasoning_tokens": usage["thinking"]}
+    if "audio" in usage:
+        u["prompt_tokens_details"] = {"audio_tokens": usage["audio"]}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text},
+             "finish_reason": "stop"}
+        ],
+        "usage": u,
+    }
+
+
+class FakeJudgeServer:
+    """A real HTTP server on 127.0.0.1 speaking ``api`` ("gemini" or "openai")."""
+
+    def __init__(self, api: str, respond: Callable[[Call], Reply]) -> None:
+        self.api = api
+        self.respond = respond
+        self.calls: list[Call] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(n))
+                with server._lock:
+                    call = server._record(self.path, dict(self.headers.items()), body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    reply = server.respond(call)
+                    if reply.delay_s:
+                        time.sleep(reply.delay_s)
+                    if reply.raw is not None:
+                        payload = reply.raw
+                    elif reply.body is not None:
+                        payload = json.dumps(reply.body).encode()
+                    else:
+                        env = gemini_envelope if server.api == "gemini" else openai_envelope
+                        payload = json.dumps(env(reply.text or "", reply.usage)).encode()
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Call:
+        audio: list[bytes] = []
+        texts: list[str] = []
+        if self.api == "gemini":
+            for part in body["contents"][0]["parts"]:
+                if "inline_data" in part:
+                    assert part["inline_data"]["mime_type"] == "audio/wav"
+                    audio.append(base64.b64decode(part["inline_data"]["data"]))
+                else:
+                    texts.append(part["text"])
+        else:
+            for part in body["messages"][-1]["content"]:
+                if part["type"] == "input_audio":
+                    assert part["input_audio"]["format"] == "wav"
+                    audio.append(base64.b64decode(part["input_audio"]["data"]))
+                else:
+                    texts.append(part["text"])
+        call = Call(path, {k.lower(): v for k, v in headers.items()}, body, audio, texts,
+                    len(self.calls))
+        self.calls.append(call)
+        return call
+
+    def __enter__(self) -> FakeJudgeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def prefers(clip: bytes, high: int = 3, low: int = 1) -> Callable[[Call], Reply]:
+    """A judge that always prefers ``clip``, wherever it is played."""
+
+    def respond(call: Call) -> Reply:
+        if call.audio[0] == clip:
+            return Reply(json.dumps(answer("A", high, low)))
+        return Reply(json.dumps(answer("B", low, high)))
+
+    return respond
+
+
+def position_biased(call: Call) -> Reply:
+    """A judge that always prefers whatever it hears first."""
+    return Reply(json.dumps(answer("A", 2, 1)))
