@@ -131,8 +131,13 @@ def _analyse_unit(args: tuple[Item, bytes | None, str, Any, Any]) -> ClipAnalysi
 def _progress(enabled: bool, total: int, what: str) -> Any:
     if not enabled or total == 0:
         return None
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     prog = Progress(TextColumn(f"{what:<12}"), BarColumn(), MofNCompleteColumn(),
                     TimeRemainingColumn(), transient=False)
@@ -307,6 +312,7 @@ def _judge_all(
     votes: int,
     concurrency: int,
     progress: bool,
+    all_at_once: bool = False,
 ) -> tuple[list[dict[str, Verdict]], list[dict[str, str]]]:
     n = len(items)
     verdicts: list[dict[str, Verdict]] = [{} for _ in range(n)]
@@ -314,27 +320,36 @@ def _judge_all(
     if judge is None:
         return verdicts, failures
     dims = registry.judged_dimensions()
-    jobs = [(i, d) for i in range(n) if needs_judge(an_a[i], an_b[i]) for d in dims]
+    todo = [i for i in range(n) if needs_judge(an_a[i], an_b[i])]
+    # One job per dimension, or one per pair scoring every dimension in one upload.
+    jobs: list[tuple[int, tuple[str, ...]]] = (
+        [(i, tuple(dims)) for i in todo] if all_at_once else [(i, (d,)) for i in todo for d in dims]
+    )
 
-    def run(job: tuple[int, str]) -> tuple[int, str, Verdict | str]:
-        i, dim = job
+    def run(job: tuple[int, tuple[str, ...]]) -> tuple[int, tuple[str, ...], Any]:
+        i, ds = job
         it = items[i]
+        kw = dict(text=it.text, instruction=it.instruction, audio_a=clips_a[i],
+                  audio_b=clips_b[i], consistent=consistent, votes=votes,
+                  category=it.category)
         try:
-            v = judge.compare(text=it.text, instruction=it.instruction, audio_a=clips_a[i],
-                              audio_b=clips_b[i], dimension=dim, consistent=consistent,
-                              votes=votes, category=it.category)
+            if all_at_once:
+                return i, ds, judge.compare_all(dimensions=list(ds), all_at_once=True, **kw)
+            return i, ds, {ds[0]: judge.compare(dimension=ds[0], **kw)}
         except JudgeError as exc:
-            return i, dim, str(exc)
-        return i, dim, v
+            return i, ds, str(exc)
 
     prog = _progress(progress, len(jobs), "judge")
     try:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            for i, dim, res in pool.map(run, jobs):
-                if isinstance(res, Verdict):
-                    verdicts[i][dim] = res
-                else:
-                    failures[i][dim] = res
+            for i, ds, res in pool.map(run, jobs):
+                for dim in ds:
+                    if isinstance(res, str):
+                        failures[i][dim] = res
+                    elif isinstance(res.get(dim), Verdict):
+                        verdicts[i][dim] = res[dim]
+                    else:
+                        failures[i][dim] = "the judge returned no verdict for this dimension"
                 _tick(prog)
     finally:
         _stop(prog)
@@ -357,6 +372,7 @@ def compare_models(
     consistent: bool = True,
     votes: int = 1,
     judge_concurrency: int = 4,
+    all_at_once: bool = False,
     registry: TraitRegistry = TRAITS,
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
@@ -405,7 +421,8 @@ def compare_models(
         judge.attach_cache(store)
     verdicts, jfail = _judge_all(items, ca, cb, an_a, an_b, judge, registry=registry,
                                  consistent=consistent, votes=votes,
-                                 concurrency=judge_concurrency, progress=progress)
+                                 concurrency=judge_concurrency, progress=progress,
+                                 all_at_once=all_at_once)
     timings["judge_s"] = time.perf_counter() - t0
     pairs = tuple(
         combine(it, an_a[i], an_b[i], verdicts[i], labels=labels, judge_failures=jfail[i],
@@ -417,6 +434,7 @@ def compare_models(
     decision = decide([p.a.S for p in pairs], [p.b.S for p in pairs], labels=labels)
     meta: dict[str, Any] = dict(metadata or {})
     meta.update(_run_metadata(items, probes, transcriber, judge, consistent, votes, exe))
+    meta["judge_all_at_once"] = all_at_once
     meta["timings"] = timings
     meta["status"] = status_lines(transcriber, judge, probes)
     meta["cache"] = {"path": str(store.path), "hits": store.hits, "misses": store.misses}
@@ -473,6 +491,7 @@ def benchmark(
     consistent: bool = True,
     votes: int = 1,
     judge_concurrency: int = 4,
+    all_at_once: bool = False,
     registry: TraitRegistry = TRAITS,
 ) -> Head2Head:
     """Synthesise with both systems, then :func:`compare_models`: the main job.
@@ -495,7 +514,7 @@ def benchmark(
             items, clips_a, clips_b, judge, probes=probes, transcriber=transcriber,
             labels=labels, cache=store, workers=workers, executor=executor,
             progress=progress, consistent=consistent, votes=votes,
-            judge_concurrency=judge_concurrency, registry=registry,
+            judge_concurrency=judge_concurrency, all_at_once=all_at_once, registry=registry,
             synthesis_failures=(fail_a, fail_b),
             metadata={"systems": {labels[0]: system_id(model_a), labels[1]: system_id(model_b)},
                       "timings": {"synthesis_s": synth_s}},

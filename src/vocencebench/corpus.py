@@ -6,23 +6,50 @@ assignments, pin and verify it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, CorpusError
+from .schema import Item, dumps_canonical
 from .traits import TRAITS, TraitRegistry
 
 __all__ = [
     "CATEGORIES",
     "DIFFICULTY_MIX",
+    "EASY_MAX_WORDS",
     "HARD_CATEGORIES",
+    "MAX_OPENING_SHARE",
+    "NORMAL_WORDS",
     "Assignment",
+    "CorpusStats",
+    "Split",
+    "Violation",
     "balanced_assignment",
+    "check_corpus",
+    "check_item",
+    "corpus_hash",
+    "corpus_lines",
+    "corpus_stats",
     "cramers_v",
     "difficulty_counts",
+    "freeze",
+    "generate_template_corpus",
+    "load_benchmark",
+    "opening",
+    "read_corpus",
+    "split_holdout",
+    "word_count",
+    "write_corpus",
 ]
 
 #: Share of easy / normal / hard items.
@@ -112,15 +139,17 @@ def balanced_assignment(
     (= Σ Cramér's V²) over all column pairs, so that no two columns are associated. Marginal
     counts never change. Deterministic for a given (n, seed, registry).
     """
-    if n < 10:
-        raise ConfigError("balanced_assignment needs n ≥ 10")
+    if n < 15:
+        raise ConfigError(
+            f"balanced_assignment needs n ≥ 15 (every hard category needs an item), got {n}"
+        )
     stream = _RawStream(seed)
     easy, normal, hard = difficulty_counts(n)
     cat_values = ["easy", "normal", *HARD_CATEGORIES]
     hard_each, hard_extra = divmod(hard, len(HARD_CATEGORIES))
     cat_cards = ["easy"] * easy + ["normal"] * normal
-    for i, c in enumerate(HARD_CATEGORIES):
-        cat_cards += [c] * (hard_each + (1 if i < hard_extra else 0))
+    for i, hard_cat in enumerate(HARD_CATEGORIES):
+        cat_cards += [hard_cat] * (hard_each + (1 if i < hard_extra else 0))
     stream.shuffle(cat_cards)
 
     names = [*registry.names(), "_slot"]
@@ -205,3 +234,582 @@ def balanced_assignment(
         traits = {name: levels[ci][columns[ci][k]] for ci, name in enumerate(names[:-1])}
         out.append(Assignment(f"vb-{k + 1:05d}", traits, difficulty, category))
     return out
+
+
+# --------------------------------------------------------------------------- file format
+
+#: Easy scripts have at most this many words.
+EASY_MAX_WORDS = 8
+#: Normal scripts have this many words (inclusive range).
+NORMAL_WORDS = (10, 25)
+#: The most common four-word instruction opening may cover at most this share of items.
+MAX_OPENING_SHARE = 0.03
+
+_FIELDS = ("id", "instruction", "text", "traits", "difficulty", "category")
+
+
+def corpus_lines(items: Iterable[Item]) -> list[str]:
+    """The canonical JSON line of every item (sorted keys, no spaces, UTF-8), no newline."""
+    return [dumps_canonical(it.to_corpus_dict()) for it in items]
+
+
+def corpus_hash(items: Iterable[Item]) -> str:
+    """SHA-256 (hex) of the canonical corpus file: one ``\\n``-terminated line per item."""
+    h = hashlib.sha256()
+    for line in corpus_lines(items):
+        h.update(line.encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _item_from(obj: Any, where: str) -> Item:
+    if not isinstance(obj, dict):
+        raise CorpusError(f"{where}: expected a JSON object per line, got {type(obj).__name__}")
+    missing = [f for f in _FIELDS if f not in obj]
+    if missing:
+        raise CorpusError(f"{where}: item lacks field(s) {', '.join(missing)}; every line needs "
+                          f"{', '.join(_FIELDS)}")
+    extra = sorted(set(obj) - set(_FIELDS))
+    if extra:
+        raise CorpusError(f"{where}: unknown field(s) {', '.join(extra)}; remove them")
+    if not isinstance(obj["traits"], dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in obj["traits"].items()
+    ):
+        raise CorpusError(f"{where}: 'traits' must map trait names to string values")
+    for name in ("id", "instruction", "text", "category"):
+        if not isinstance(obj[name], str):
+            raise CorpusError(f"{where}: {name!r} must be a string")
+    if not isinstance(obj["difficulty"], int) or isinstance(obj["difficulty"], bool):
+        raise CorpusError(f"{where}: 'difficulty' must be the integer 0, 1 or 2")
+    return Item(id=obj["id"], instruction=obj["instruction"], text=obj["text"],
+                traits=dict(obj["traits"]), difficulty=obj["difficulty"],
+                category=obj["category"])
+
+
+def _parse_lines(text: str, source: str) -> list[Item]:
+    items: list[Item] = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{source}:{n}: not valid JSON ({exc.msg} at column "
+                              f"{exc.colno}); fix or remove the line") from None
+        items.append(_item_from(obj, f"{source}:{n}"))
+    return items
+
+
+def read_corpus(path: str | Path) -> list[Item]:
+    """Items of a corpus JSONL file, in file order; a bad line raises CorpusError(file:line)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CorpusError(f"corpus file {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"cannot read corpus file {p}: {exc}") from None
+    return _parse_lines(text, str(p))
+
+
+def write_corpus(items: Sequence[Item], path: str | Path) -> str:
+    """Write ``items`` as canonical JSONL plus ``<path>.sha256``; return the hash (hex).
+
+    The ``.sha256`` file has the ``sha256sum`` format (``<hex>  <file name>\\n``), so
+    ``sha256sum -c`` run beside the file verifies it.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(line + "\n" for line in corpus_lines(items))
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    p.write_bytes(body.encode("utf-8"))
+    _pin_path(p).write_text(f"{digest}  {p.name}\n", encoding="utf-8")
+    return digest
+
+
+def _pin_path(p: Path) -> Path:
+    return p.with_suffix(".sha256") if p.suffix == ".jsonl" else p.with_name(p.name + ".sha256")
+
+
+def freeze(items: Sequence[Item], path: str | Path, *,
+           registry: TraitRegistry = TRAITS) -> str:
+    """Validate ``items`` with :func:`check_corpus`, then :func:`write_corpus` them.
+
+    Refuses (CorpusError listing the first violations) to freeze an invalid corpus.
+    Returns the SHA-256 pin (hex).
+    """
+    problems = check_corpus(items, registry=registry)
+    if problems:
+        head = "; ".join(str(v) for v in problems[:5])
+        raise CorpusError(f"refusing to freeze: {len(problems)} violation(s), e.g. {head}. "
+                          "Run `vocencebench corpus check` on the items and fix them.")
+    return write_corpus(items, path)
+
+
+def _read_pin(text: str, source: str) -> str:
+    token = text.strip().split()[0] if text.strip() else ""
+    if not re.fullmatch(r"[0-9a-f]{64}", token):
+        raise CorpusError(f"{source}: not a SHA-256 pin (expected '<64 hex>  <file>')")
+    return token
+
+
+def load_benchmark(name_or_path: str | Path = "benchmark_v1", *,
+                   verify: bool = True) -> list[Item]:
+    """Load a shipped corpus by name (``datasets/<name>.jsonl``) or a JSONL file by path.
+
+    With ``verify`` (the default) the corpus hash is recomputed and compared with the pin
+    (``<name>.sha256`` beside it); a mismatch raises CorpusError naming both hashes. A file
+    given by path without a ``.sha256`` beside it is loaded unverified only if
+    ``verify=False``.
+    """
+    s = str(name_or_path)
+    if s.endswith(".jsonl") or "/" in s or "\\" in s:
+        p = Path(s)
+        items = read_corpus(p)
+        pin_file = _pin_path(p)
+        source = str(p)
+        pin_text = pin_file.read_text(encoding="utf-8") if pin_file.exists() else None
+    else:
+        root = resources.files("vocencebench") / "datasets"
+        data = root / f"{s}.jsonl"
+        if not data.is_file():
+            names = sorted(f.name[:-6] for f in root.iterdir() if f.name.endswith(".jsonl"))
+            raise CorpusError(f"no shipped corpus named {s!r}; shipped: {', '.join(names) or '-'}"
+                              "; or pass a path to a .jsonl file")
+        source = f"vocencebench/datasets/{s}.jsonl"
+        items = _parse_lines(data.read_text(encoding="utf-8"), source)
+        pin = root / f"{s}.sha256"
+        pin_text = pin.read_text(encoding="utf-8") if pin.is_file() else None
+    if verify:
+        if pin_text is None:
+            raise CorpusError(f"{source} has no .sha256 pin beside it; freeze it with "
+                              "corpus.freeze() or load with verify=False")
+        want = _read_pin(pin_text, source + " pin")
+        got = corpus_hash(items)
+        if got != want:
+            raise CorpusError(
+                f"{source} does not match its pin: corpus_hash is {got}, pinned {want}. "
+                "The file was modified; restore it (e.g. reinstall vocencebench) rather than "
+                "editing a frozen corpus."
+            )
+    return items
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: the item, the field at fault and what is wrong with it."""
+
+    item_id: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.item_id}\t{self.field}\t{self.problem}"
+
+
+_WORD_RE = re.compile(r"\S*[A-Za-z0-9]\S*")
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated words that contain a letter or digit."""
+    return len(_WORD_RE.findall(text))
+
+
+def opening(instruction: str, n: int = 4) -> str:
+    """The first ``n`` whitespace-separated words of an instruction, lower-cased, with
+    surrounding punctuation stripped (a hyphenated compound like "sixty-year-old" is one
+    word)."""
+    words = [re.sub(r"^[^\w']+|[^\w']+$", "", w) for w in instruction.lower().split()]
+    return " ".join([w for w in words if w][:n])
+
+
+_URLISH = re.compile(r"(?:\w[\w.-]*@\w[\w-]*\.\w+|(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|"
+                     r"net|io|ai|dev|co|uk|edu|gov|au|ca|in|app|info)\b|\b[A-Z]{1,5}[-_]?\d{2,}|"
+                     r"\bv?\d+\.\d+(?:\.\d+)+\b|\b[A-Z0-9]{2,}-[A-Z0-9]{2,}\b)")
+_NUMBERISH = re.compile(r"\d")
+_CLAUSE = re.compile(r"\b(?:that|who|whom|whose|which|where|when|while|because|although|"
+                     r"though|if|since|after|before|unless|until|once|whenever|wherever)\b",
+                     re.IGNORECASE)
+
+
+def _tier_problems(it: Item) -> list[Violation]:
+    out: list[Violation] = []
+    words = word_count(it.text)
+    if it.difficulty == 0 and words > EASY_MAX_WORDS:
+        out.append(Violation(it.id, "text", f"easy script has {words} words; at most "
+                                            f"{EASY_MAX_WORDS}"))
+    if it.difficulty == 1 and not NORMAL_WORDS[0] <= words <= NORMAL_WORDS[1]:
+        out.append(Violation(it.id, "text", f"normal script has {words} words; needs "
+                                            f"{NORMAL_WORDS[0]}–{NORMAL_WORDS[1]}"))
+    if it.difficulty == 2:
+        if it.category == "numbers" and len(re.findall(r"\d+", it.text)) < 2:
+            out.append(Violation(it.id, "text", "numbers script needs at least two numbers "
+                                                "written in digits"))
+        if it.category == "urls" and not _URLISH.search(it.text):
+            out.append(Violation(it.id, "text", "urls script has no URL, e-mail address, code "
+                                                "or version string"))
+        if it.category == "nested_clauses" and len(_CLAUSE.findall(it.text)) < 2:
+            out.append(Violation(it.id, "text", "nested_clauses script needs two or more "
+                                                "subordinate clauses (that/who/which/when/...)"))
+        if it.category == "tongue_twister" and words < 6:
+            out.append(Violation(it.id, "text", f"tongue-twister has only {words} words"))
+    return out
+
+
+def check_item(it: Item, *, registry: TraitRegistry = TRAITS) -> list[Violation]:
+    """Every violation of one item (invariants 1–3 and the tier rules), corpus-wide rules
+    (unique ids and scripts, opening variety) excluded."""
+    from .instruction import find_contradictions, parse_instruction, trait_mentions
+
+    out: list[Violation] = []
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", it.id or ""):
+        out.append(Violation(it.id or "?", "id", "id must be non-empty letters, digits, ._-"))
+    # Invariant 1: every trait present with a registry value.
+    for t in registry:
+        if t.name not in it.traits:
+            out.append(Violation(it.id, f"traits.{t.name}", "missing"))
+        elif it.traits[t.name] not in t.values:
+            out.append(Violation(it.id, f"traits.{t.name}",
+                                 f"{it.traits[t.name]!r} is not a value; valid: "
+                                 f"{', '.join(t.values)}"))
+    for name in it.traits:
+        if name not in registry:
+            out.append(Violation(it.id, f"traits.{name}", "not a registered trait"))
+    if it.difficulty not in (0, 1, 2):
+        out.append(Violation(it.id, "difficulty", f"{it.difficulty!r} is not 0, 1 or 2"))
+    elif it.difficulty < 2 and it.category != "everyday":
+        out.append(Violation(it.id, "category", f"difficulty {it.difficulty} needs category "
+                                                f"'everyday', not {it.category!r}"))
+    elif it.difficulty == 2 and it.category not in HARD_CATEGORIES:
+        out.append(Violation(it.id, "category", f"hard items need one of "
+                                                f"{', '.join(HARD_CATEGORIES)}, not "
+                                                f"{it.category!r}"))
+    if not it.instruction.strip():
+        out.append(Violation(it.id, "instruction", "empty"))
+    if not it.text.strip():
+        out.append(Violation(it.id, "text", "empty"))
+        return out
+    # Invariant 2: the instruction states every field and contradicts none.
+    parsed = parse_instruction(it.instruction, registry=registry)
+    for t in registry:
+        want = it.traits.get(t.name)
+        if want is None or want not in t.values:
+            continue
+        got = parsed.get(t.name)
+        if got is None:
+            out.append(Violation(it.id, "instruction", f"does not state {t.name}={want}"))
+        elif got != want:
+            out.append(Violation(it.id, "instruction", f"reads as {t.name}={got}, field says "
+                                                       f"{want}"))
+    for c in find_contradictions(it.instruction, it.traits, registry=registry):
+        if parsed.get(c.trait) == c.expected:  # otherwise already reported above
+            out.append(Violation(it.id, "instruction", f"{c.phrase!r} states {c.trait}="
+                                                       f"{c.found}, field says {c.expected}"))
+    # Invariant 3: the script names no trait.
+    for trait, words in trait_mentions(it.text, registry=registry):
+        out.append(Violation(it.id, "text", f"names {trait} with {words!r}"))
+    if it.difficulty in (0, 1, 2):
+        out += _tier_problems(it)
+    return out
+
+
+def _script_key(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
+                 max_opening_share: float | None = None) -> list[Violation]:
+    """Every violation in ``items``: :func:`check_item` for each, plus unique ids and unique
+    scripts (compared case- and punctuation-insensitively). With ``max_opening_share`` (a
+    fraction, e.g. :data:`MAX_OPENING_SHARE`) items whose four-word instruction opening is
+    used more often than that are reported too. An empty list means the corpus is valid."""
+    out: list[Violation] = []
+    seen_ids: dict[str, int] = {}
+    seen_text: dict[str, str] = {}
+    for it in items:
+        out += check_item(it, registry=registry)
+        if it.id in seen_ids:
+            out.append(Violation(it.id, "id", "duplicate id"))
+        seen_ids[it.id] = 1
+        key = _script_key(it.text)
+        if key and key in seen_text:
+            out.append(Violation(it.id, "text", f"same script as {seen_text[key]}"))
+        else:
+            seen_text.setdefault(key, it.id)
+    if max_opening_share is not None and items:
+        limit = math.floor(max_opening_share * len(items))
+        counts = Counter(opening(it.instruction) for it in items)
+        for it in items:
+            o = opening(it.instruction)
+            if counts[o] > limit:
+                out.append(Violation(it.id, "instruction",
+                                     f"opening {o!r} used by {counts[o]} items; at most {limit}"))
+    return out
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Coverage and balance of a corpus.
+
+    ``coverage[trait][value]`` counts items; ``difficulty`` and ``category`` count items per
+    tier and category; ``max_cramers_v`` is the largest Cramér's V (0–1) over all trait pairs
+    and ``max_pair`` that pair; ``top_opening`` is the most common four-word instruction
+    opening and ``top_opening_share`` its share of items (0–1).
+    """
+
+    n: int
+    coverage: dict[str, dict[str, int]]
+    difficulty: dict[int, int]
+    category: dict[str, int]
+    max_cramers_v: float
+    max_pair: tuple[str, str]
+    top_opening: str
+    top_opening_count: int
+    hash: str = ""
+    expected: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def top_opening_share(self) -> float:
+        """Share (0–1) of items that use the most common four-word opening."""
+        return self.top_opening_count / self.n if self.n else 0.0
+
+    def table(self) -> str:
+        """The coverage table as Markdown: one row per trait value, with its uniform share."""
+        rows = ["| trait | value | items | uniform share |", "| --- | --- | ---: | ---: |"]
+        for trait, counts in self.coverage.items():
+            for value, c in counts.items():
+                rows.append(f"| {trait} | {value} | {c} | {self.expected[trait]:.1f} |")
+        return "\n".join(rows)
+
+    def summary(self) -> str:
+        """A human-readable report: counts, coverage table, association and variety."""
+        d = ", ".join(f"{k}: {v}" for k, v in sorted(self.difficulty.items()))
+        c = ", ".join(f"{k}: {v}" for k, v in self.category.items())
+        return "\n".join([
+            f"items: {self.n}" + (f"  sha256: {self.hash}" if self.hash else ""),
+            f"difficulty: {d}",
+            f"category: {c}",
+            f"max Cramér's V: {self.max_cramers_v:.4f} ({self.max_pair[0]} × "
+            f"{self.max_pair[1]})",
+            f"most common 4-word opening: {self.top_opening!r} × {self.top_opening_count} "
+            f"({100 * self.top_opening_share:.1f} %)",
+            "",
+            self.table(),
+        ])
+
+
+def corpus_stats(items: Sequence[Item], *, registry: TraitRegistry = TRAITS) -> CorpusStats:
+    """Coverage per trait value, tier/category counts, max Cramér's V, opening variety."""
+    if not items:
+        raise CorpusError("corpus_stats needs at least one item")
+    n = len(items)
+    coverage: dict[str, dict[str, int]] = {}
+    expected: dict[str, float] = {}
+    for t in registry:
+        cnt = Counter(it.traits.get(t.name, "?") for it in items)
+        coverage[t.name] = {v: cnt.get(v, 0) for v in t.values}
+        expected[t.name] = n / len(t.values)
+    best, pair = 0.0, ("", "")
+    names = registry.names()
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            v = cramers_v([it.traits.get(a, "?") for it in items],
+                          [it.traits.get(b, "?") for it in items])
+            if v > best:
+                best, pair = v, (a, b)
+    diff = Counter(it.difficulty for it in items)
+    cat = Counter(it.category for it in items)
+    opens = Counter(opening(it.instruction) for it in items)
+    top, top_n = opens.most_common(1)[0]
+    return CorpusStats(
+        n=n, coverage=coverage, difficulty=dict(sorted(diff.items())),
+        category={k: cat[k] for k in CATEGORIES if k in cat}, max_cramers_v=best,
+        max_pair=pair, top_opening=top, top_opening_count=top_n, hash=corpus_hash(items),
+        expected=expected,
+    )
+
+
+# --------------------------------------------------------------------------- held-out split
+
+
+@dataclass(frozen=True)
+class Split:
+    """A public / held-out partition; both keep the corpus's item order."""
+
+    public: tuple[Item, ...]
+    heldout: tuple[Item, ...]
+    salt_digest: str
+
+
+def split_holdout(items: Sequence[Item], fraction: float = 0.2, *, salt: str) -> Split:
+    """Hold out the ``round(fraction · n)`` items with the smallest sha256(salt + id).
+
+    Deterministic, independent of item order, and unknowable without the salt: keep the salt
+    private and system builders cannot tell which items are held out. ``salt_digest`` is
+    sha256(salt), safe to publish as proof of which salt was used.
+    """
+    if not salt:
+        raise ConfigError("split_holdout needs a non-empty salt (keep it private)")
+    if not 0.0 < fraction < 1.0:
+        raise ConfigError(f"fraction must be strictly between 0 and 1, got {fraction}")
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        raise CorpusError("split_holdout needs unique item ids; run `vocencebench corpus check`")
+    k = round(fraction * len(items))
+    ranked = sorted(ids, key=lambda i: hashlib.sha256((salt + i).encode("utf-8")).hexdigest())
+    held = set(ranked[:k])
+    return Split(
+        public=tuple(it for it in items if it.id not in held),
+        heldout=tuple(it for it in items if it.id in held),
+        salt_digest=hashlib.sha256(salt.encode("utf-8")).hexdigest(),
+    )
+
+
+# --------------------------------------------------------------------------- template corpus
+
+_T_EMOTION = {"neutral": "emotionally neutral", "disgust": "disgusted"}
+_T_PACE = {"slow": "slowly", "moderate": "at a moderate pace", "fast": "quickly"}
+_T_LOUD = {"quiet": "quietly", "normal": "at a normal volume", "loud": "loudly"}
+_T_PITCH = {"low": "in a low-pitched voice", "medium": "at a medium pitch",
+            "high": "in a high-pitched voice"}
+
+_EASY = (
+    ("Please pass", "Can you find", "Let's paint", "I found", "Where is", "Bring me",
+     "Look at", "We need", "Hand over", "Put away"),
+    ("red", "blue", "green", "yellow", "purple", "orange", "pink", "brown", "silver", "golden",
+     "white", "black"),
+    ("cup", "kite", "chair", "book", "hat", "spoon", "bike", "lamp", "box", "coat", "ball",
+     "shoe", "plate", "pen", "door", "rug", "bag", "key", "sock", "bowl"),
+)
+_NORMAL = (
+    ("My cousin", "Our neighbour", "The plumber", "Somebody", "The delivery driver",
+     "My friend", "Our coach", "The teacher"),
+    ("by the back door", "on the kitchen table", "near the garden gate", "under the stairs",
+     "in the hallway", "beside the shed"),
+    ("bring it inside", "move it", "check on it", "hang it up", "tidy it away",
+     "take a photo of it"),
+    ("dinner", "the rain starts", "lunch", "the guests arrive", "we leave",
+     "the shops close"),
+)
+_TWISTERS = (
+    (("Peter", "Penny", "Paula", "Percy"), ("picked", "packed", "pinched", "poked"),
+     ("plump", "purple", "prickly", "pink"), ("peppers", "pickles", "pears", "pebbles")),
+    (("Sally", "Sam", "Susie", "Simon"), ("sold", "sorted", "stacked", "shook"),
+     ("silky", "slippery", "silver", "shiny"), ("shells", "socks", "scarves", "sacks")),
+    (("Betty", "Bob", "Bella", "Barry"), ("bought", "baked", "borrowed", "bundled"),
+     ("big", "bumpy", "blue", "bitter"), ("buns", "buttons", "biscuits", "bottles")),
+    (("Fred", "Freya", "Frank", "Frances"), ("fried", "froze", "fetched", "flipped"),
+     ("fresh", "frilly", "frosty", "fine"), ("fish", "figs", "fritters", "flapjacks")),
+)
+_NESTED = (
+    ("parcel", "letter", "ladder", "bicycle", "basket", "umbrella"),
+    ("courier", "neighbour", "cousin", "plumber", "painter", "gardener"),
+    ("lost the map last week", "moved in next door", "fixed our roof in May",
+     "stayed with us over winter", "sings in the choir", "we met at the station"),
+    ("by the gate", "in the porch", "on the landing", "behind the shed"),
+    ("finally here", "still missing", "back in one piece", "mine after all"),
+)
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+_WORDS = ("north", "maple", "cedar", "harbour", "copper", "lantern", "orbit", "pixel", "meadow",
+          "summit")
+
+
+def _article(word: str) -> str:
+    w = word.lower()
+    if w[:1].isdigit():
+        return "an" if w.startswith(("8", "11", "18")) else "a"
+    return "an" if w[:1] in "aeiou" else "a"
+
+
+def _template_instruction(traits: dict[str, str], frame: int, registry: TraitRegistry) -> str:
+    age = traits.get("age", "30")
+    try:
+        young = float(age) < 18
+    except ValueError:
+        young = False
+    g = traits.get("gender", "female")
+    noun = ("boy" if young else "man") if g == "male" else ("girl" if young else "woman")
+    pron = "he" if g == "male" else "she"
+    emo = _T_EMOTION.get(traits.get("emotion", ""), traits.get("emotion", ""))
+    acc = traits.get("accent", "")
+    pace = _T_PACE.get(traits.get("pace", ""), traits.get("pace", ""))
+    loud = _T_LOUD.get(traits.get("loudness", ""), traits.get("loudness", ""))
+    pitch = _T_PITCH.get(traits.get("pitch", ""), traits.get("pitch", ""))
+    tone = traits.get("tone", "")
+    aged = f"{age}-year-old"
+    if frame == 0:
+        s = (f"Voice {_article(age)} {aged} {noun} with {_article(acc)} {acc} accent, sounding "
+             f"{emo}. {pron.capitalize()} speaks {pace}, {loud}, {pitch}, with a {tone} tone.")
+    elif frame == 1:
+        s = (f"Cast {_article(acc)} {acc} {noun}, aged {age}, who is {emo}: {pron} talks {pace} "
+             f"and {loud} {pitch}, keeping a {tone} tone.")
+    else:
+        s = (f"Record this as {_article(age)} {aged} {acc} {noun}, {emo}, speaking {pace}, "
+             f"{loud} and {pitch}, in a {tone} manner.")
+    builtin = {"gender", "age", "pace", "pitch", "loudness", "emotion", "accent", "tone"}
+    extra = [f"{t.name.replace('_', ' ')} {traits[t.name]}" for t in registry
+             if t.name not in builtin and t.name in traits]
+    if extra:
+        s += " Also: " + "; ".join(extra) + "."
+    return s
+
+
+def _template_text(category: str, difficulty: int, stream: _RawStream) -> str:
+    def pick(xs: Sequence[str]) -> str:
+        return xs[stream.below(len(xs))]
+
+    if difficulty == 0:
+        opener = pick(_EASY[0])
+        end = "?" if opener.startswith(("Where", "Can")) else "."
+        return f"{opener} the {pick(_EASY[1])} {pick(_EASY[2])}{end}"
+    if difficulty == 1:
+        return (f"{pick(_NORMAL[0])} left the {pick(_EASY[1])} {pick(_EASY[2])} "
+                f"{pick(_NORMAL[1])}, so could you {pick(_NORMAL[2])} before "
+                f"{pick(_NORMAL[3])}?")
+    if category == "tongue_twister":
+        names, verbs, adjs, nouns = _TWISTERS[stream.below(len(_TWISTERS))]
+        return (f"{pick(names)} {pick(verbs)} {pick(adjs)} {pick(nouns)} past the "
+                f"{pick(adjs)} {pick(nouns)} and {pick(verbs)} {pick(adjs)} {pick(nouns)}.")
+    if category == "numbers":
+        year = 1990 + stream.below(35)
+        return (f"On {1 + stream.below(28)} {pick(_MONTHS)} {year} at {1 + stream.below(12)}:"
+                f"{stream.below(60):02d} we paid ${1 + stream.below(9)},{stream.below(1000):03d}."
+                f"{stream.below(100):02d}, which is {1 + stream.below(40)}.{stream.below(10)}% "
+                f"more than in {year - 1}.")
+    if category == "urls":
+        a, b = chr(65 + stream.below(26)), chr(65 + stream.below(26))
+        return (f"Log in at www.{pick(_WORDS)}{stream.below(100)}.io/help or write to "
+                f"{pick(_WORDS)}@{pick(_WORDS)}.org, ticket {a}{b}-{1000 + stream.below(9000)}.")
+    return (f"The {pick(_NESTED[0])} that the {pick(_NESTED[1])} who {pick(_NESTED[2])} left "
+            f"{pick(_NESTED[3])} is {pick(_NESTED[4])}.")
+
+
+def generate_template_corpus(n: int = 496, seed: int = 3151662, *,
+                             registry: TraitRegistry = TRAITS) -> list[Item]:
+    """A deterministic corpus built from templates on :func:`balanced_assignment`.
+
+    For offline tests and CI only: the phrasing is formulaic (three instruction frames) but
+    every item passes :func:`check_corpus`. Same (n, seed, registry) → identical items.
+    """
+    stream = _RawStream(seed + 1)
+    seen: set[str] = set()
+    items: list[Item] = []
+    for k, a in enumerate(balanced_assignment(n, seed, registry=registry)):
+        for _ in range(200):
+            text = _template_text(a.category, a.difficulty, stream)
+            if _script_key(text) not in seen:
+                break
+        else:
+            raise CorpusError(f"template pools exhausted at item {a.id}; use a smaller n")
+        seen.add(_script_key(text))
+        items.append(Item(id=a.id, instruction=_template_instruction(a.traits, k % 3, registry),
+                          text=text, traits=dict(a.traits), difficulty=a.difficulty,
+                          category=a.category))
+    return items

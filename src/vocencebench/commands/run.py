@@ -14,20 +14,12 @@ __all__ = ["make_judge", "make_transcriber", "register"]
 
 
 def make_judge(spec: str | None) -> Any:
-    """``none`` | ``gemini:MODEL`` | ``local:URL#MODEL`` → a judge (or None)."""
+    """``none`` | ``gemini[:MODEL]`` | ``local:URL#MODEL`` → a judge (or None)."""
     if spec in (None, "", "none"):
         return None
     from ..judge import Judge
 
-    if spec == "gemini" or spec.startswith("gemini:"):
-        model = spec.partition(":")[2]
-        return Judge.gemini(model=model) if model else Judge.gemini()
-    if spec.startswith("local:"):
-        url, sep, model = spec[len("local:"):].rpartition("#")
-        if not sep or not url or not model:
-            raise ConfigError(f"expected --judge local:URL#MODEL, got {spec!r}")
-        return Judge.local(base_url=url, model=model)
-    raise ConfigError(f"unknown judge {spec!r}; use none, gemini:MODEL or local:URL#MODEL")
+    return Judge.from_spec(spec)
 
 
 def make_transcriber(spec: str | None) -> Any:
@@ -98,7 +90,7 @@ def _execute(args: argparse.Namespace) -> int:
         items, model_a, model_b, judge, probes=probes, transcriber=transcriber,
         labels=(label_a, label_b), cache=cache, workers=args.workers,
         executor=args.executor, progress=progress, votes=args.votes,
-        consistent=not args.no_swap,
+        consistent=not args.no_swap, all_at_once=args.all_at_once,
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     path = h2h.save(out)
@@ -125,7 +117,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.judge, args.asr, args.classifiers = "none", "none", False
     args.corpus, args.holdout_salt = "benchmark_v1", None
     args.out = args.out or "runs/demo"
-    args.votes, args.no_swap, args.executor = 1, False, None
+    args.votes, args.no_swap, args.executor, args.all_at_once = 1, False, None, False
     return _execute(args)
 
 
@@ -167,6 +159,8 @@ def register(sub: Any) -> None:
                      help="run on the held-out partition defined by this private salt")
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     run.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    run.add_argument("--all-at-once", action="store_true",
+                     help="one judge upload per pair scores every judged dimension")
     run.add_argument("--no-swap", action="store_true",
                      help="judge one order only (faster, position bias not neutralised)")
     _common(run)

@@ -1,0 +1,90 @@
+"""``vocencebench corpus check|hash|stats|split``: validate, pin, describe and split a corpus."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..corpus import (
+    MAX_OPENING_SHARE,
+    check_corpus,
+    corpus_hash,
+    corpus_stats,
+    read_corpus,
+    split_holdout,
+    write_corpus,
+)
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``corpus`` command group to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "corpus", help="validate, hash, describe or split a corpus JSONL file",
+        description="Tools for corpus files (one JSON item per line).",
+    )
+    sub = p.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND", required=True)
+
+    c = sub.add_parser("check", help="check the three invariants and the tier rules",
+                       description="Print one line per violation (item id, field, problem); "
+                                   "exit 1 if there is any.")
+    c.add_argument("file", metavar="FILE")
+    c.add_argument("--max-opening-share", type=float, default=MAX_OPENING_SHARE,
+                   metavar="F", help="largest share of items (0-1) one four-word instruction "
+                                     f"opening may cover (default {MAX_OPENING_SHARE}); "
+                                     "1 disables the check")
+    c.set_defaults(func=_check)
+
+    h = sub.add_parser("hash", help="print the corpus hash (sha256 of the canonical lines)")
+    h.add_argument("file", metavar="FILE")
+    h.set_defaults(func=_hash)
+
+    s = sub.add_parser("stats", help="coverage table, tier counts, association, variety")
+    s.add_argument("file", metavar="FILE")
+    s.set_defaults(func=_stats)
+
+    sp = sub.add_parser("split", help="deterministic public / held-out split by a salt",
+                        description="Hold out round(F x n) items chosen by sha256(salt + id); "
+                                    "writes DIR/public.jsonl and DIR/heldout.jsonl with pins.")
+    sp.add_argument("file", metavar="FILE")
+    sp.add_argument("--salt", required=True, help="secret salt; keep it private")
+    sp.add_argument("--fraction", type=float, default=0.2, metavar="F",
+                    help="held-out share, 0 < F < 1 (default 0.2)")
+    sp.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    sp.set_defaults(func=_split)
+
+
+def _check(args: argparse.Namespace) -> int:
+    items = read_corpus(args.file)
+    share = None if args.max_opening_share >= 1 else args.max_opening_share
+    problems = check_corpus(items, max_opening_share=share)
+    for v in problems:
+        print(f"{v.item_id}\t{v.field}\t{v.problem}")
+    if problems:
+        print(f"FAILED: {len(items)} items, {len(problems)} violations")
+        return 1
+    print(f"OK: {len(items)} items, 0 violations")
+    return 0
+
+
+def _hash(args: argparse.Namespace) -> int:
+    print(f"{corpus_hash(read_corpus(args.file))}  {Path(args.file).name}")
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    print(corpus_stats(read_corpus(args.file)).summary())
+    return 0
+
+
+def _split(args: argparse.Namespace) -> int:
+    split = split_holdout(read_corpus(args.file), args.fraction, salt=args.salt)
+    out = Path(args.out)
+    hp = write_corpus(split.public, out / "public.jsonl")
+    hh = write_corpus(split.heldout, out / "heldout.jsonl")
+    print(f"public:  {len(split.public)} items  {out / 'public.jsonl'}  sha256 {hp}")
+    print(f"heldout: {len(split.heldout)} items  {out / 'heldout.jsonl'}  sha256 {hh}")
+    print(f"salt sha256: {split.salt_digest}")
+    return 0
