@@ -19,6 +19,7 @@ __all__ = ["build_parser", "main"]
 
 # Command modules, in the order `vocencebench --help` lists them.
 _COMMAND_MODULES: tuple[str, ...] = (
+    "vocencebench.commands.run",
     "vocencebench.commands.decide",
     "vocencebench.commands.corpus",
     "vocencebench.commands.judge",

@@ -26,7 +26,7 @@ from . import __version__
 from .adapters import synthesize_item, system_id
 from .cache import Cache, NullCache, cache_key
 from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD, decide
-from .errors import ConfigError, JudgeError, VocenceError
+from .errors import ConfigError, JudgeError, SynthesisError, VocenceError
 from .executor import Executor, make_executor
 from .pair import ClipAnalysis, PairResult, analyse_clip, combine, needs_judge
 from .schema import Decision, Item, ProbeResult, SampleScore, Verdict, dumps_canonical
@@ -187,29 +187,42 @@ def synthesize_all(
             clips[i] = hit[0]
     prog = _progress(progress, len(todo), f"synth {label}")
     many = getattr(system, "synthesize_many", None)
+
+    def keep(i: int, res: bytes | Exception) -> None:
+        if isinstance(res, Exception):
+            failures[items[i].id] = f"synthesis: {res}"
+        elif not res:
+            failures[items[i].id] = "synthesis: the system returned no audio"
+        else:
+            clips[i] = bytes(res)
+            cache.put_bytes("clips", keys[i], bytes(res), {"system": sid, "item": items[i].id})
+
     try:
-        for start in range(0, len(todo), _SYNTH_CHUNK):
-            chunk = todo[start : start + _SYNTH_CHUNK]
-            results: list[bytes | Exception]
-            if many is not None:
-                results = list(many([(items[i].text, items[i].instruction) for i in chunk]))
-            else:
-                results = []
-                for i in chunk:
-                    try:
-                        results.append(synthesize_item(system, items[i]))
-                    except VocenceError as exc:
-                        results.append(exc)
-            for i, res in zip(chunk, results, strict=True):
-                if isinstance(res, Exception):
-                    failures[items[i].id] = f"synthesis: {res}"
-                elif not res:
-                    failures[items[i].id] = "synthesis: the system returned no audio"
-                else:
-                    clips[i] = bytes(res)
-                    cache.put_bytes("clips", keys[i], bytes(res),
-                                    {"system": sid, "item": items[i].id})
-            _tick(prog, len(chunk))
+        if many is None:
+            # One call per item, committed as soon as it returns.
+            for i in todo:
+                try:
+                    keep(i, synthesize_item(system, items[i]))
+                except VocenceError as exc:
+                    keep(i, exc)
+                _tick(prog)
+        else:
+            # Batched systems: committed chunk by chunk (a resume redoes at most one chunk).
+            for start in range(0, len(todo), _SYNTH_CHUNK):
+                chunk = todo[start : start + _SYNTH_CHUNK]
+                try:
+                    results = list(many([(items[i].text, items[i].instruction)
+                                         for i in chunk]))
+                except Exception as exc:  # a batch that fails as a whole fails its items
+                    results = [SynthesisError(f"{sid}: {type(exc).__name__}: {exc}")] * len(chunk)
+                if len(results) != len(chunk):
+                    raise SynthesisError(
+                        f"{sid}.synthesize_many returned {len(results)} results for "
+                        f"{len(chunk)} requests"
+                    )
+                for i, res in zip(chunk, results, strict=True):
+                    keep(i, res)
+                _tick(prog, len(chunk))
     finally:
         _stop(prog)
     return clips, failures
