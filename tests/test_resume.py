@@ -110,10 +110,12 @@ def test_sigkill_mid_judging_then_resume(tmp_path: Path) -> None:
     try:
         out, log = tmp_path / "run", tmp_path / "synth.log"
         cmd = _cmd(tmp_path, judge.url, out, log)
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        errlog = tmp_path / "stderr.txt"
+        with open(errlog, "wb") as err:
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + 240
         while len(judge.answered) < 6:  # 5 pairs x 2 dimensions x 2 orders = 20 calls
-            assert proc.poll() is None, proc.stderr.read().decode()  # type: ignore[union-attr]
+            assert proc.poll() is None, errlog.read_text()
             assert time.monotonic() < deadline, "the run never reached the judge"
             time.sleep(0.02)
         time.sleep(1.0)  # let the client commit the six answers it has received

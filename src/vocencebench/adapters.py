@@ -4,7 +4,8 @@ The extension point is :class:`TTSSystem`. Systems may also offer
 
 * ``system_id`` — a stable identity for the cache (else the class/function name is used);
 * ``synthesize_item(item) -> bytes`` — when the system needs the item itself (directories);
-* ``synthesize_many(requests) -> list[bytes | Exception]`` — batched synthesis (GPU models).
+* ``synthesize_many(requests) -> list[bytes | Exception]`` — batched synthesis (GPU models);
+* ``cache_clips = False`` — do not keep this system's clips in the run cache.
 
 A system that raises or times out on an item scores S = 0 on it, with the reason kept; the
 pipeline catches :class:`~vocencebench.errors.VocenceError` and any other exception alike.
@@ -154,7 +155,14 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class DirectoryAdapter:
-    """Pre-synthesised clips: ``<dir>/<item id>.wav``. Refuses ids that leave the folder."""
+    """Pre-synthesised clips: ``<dir>/<item id>.wav``. Refuses ids that leave the folder.
+
+    Its clips are read afresh on every run (``cache_clips = False``): replacing a file in
+    place is seen at once; analyses and verdicts are still cached by the audio's sha256.
+    """
+
+    #: Reading a file is cheaper than caching it, and a cached copy could go stale.
+    cache_clips = False
 
     def __init__(self, path: str | os.PathLike[str], *, suffix: str = ".wav") -> None:
         self.root = Path(path).resolve()
@@ -270,9 +278,7 @@ class Qwen3TTSAdapter:
                 import torch
                 from qwen_tts import Qwen3TTSModel
             except ImportError as exc:
-                raise MissingDependencyError(
-                    "Qwen3TTSAdapter", "classifiers", package="qwen-tts"
-                ) from exc
+                raise MissingDependencyError("Qwen3TTSAdapter", "qwen3", package="qwen-tts") from exc
             self._model = Qwen3TTSModel.from_pretrained(
                 self.checkpoint,
                 device_map=_torch_device(self.device),
@@ -324,7 +330,7 @@ class ParlerTTSAdapter:
                 from transformers import AutoTokenizer
             except ImportError as exc:
                 raise MissingDependencyError(
-                    "ParlerTTSAdapter", "classifiers", package="parler-tts"
+                    "ParlerTTSAdapter", "parler", package="parler-tts"
                 ) from exc
             dev = _torch_device(self.device)
             model = ParlerTTSForConditionalGeneration.from_pretrained(self.checkpoint).to(dev)

@@ -179,6 +179,8 @@ def synthesize_all(
     clips: list[bytes | None] = [None] * len(items)
     failures: dict[str, str] = {}
     todo: list[int] = []
+    if not getattr(system, "cache_clips", True):
+        cache = NullCache()
     for i, k in enumerate(keys):
         hit = cache.get_bytes("clips", k)
         if hit is None:
@@ -213,6 +215,8 @@ def synthesize_all(
                 try:
                     results = list(many([(items[i].text, items[i].instruction)
                                          for i in chunk]))
+                except ConfigError:
+                    raise  # a missing package or bad setting stops the run, it is no item's fault
                 except Exception as exc:  # a batch that fails as a whole fails its items
                     results = [SynthesisError(f"{sid}: {type(exc).__name__}: {exc}")] * len(chunk)
                 if len(results) != len(chunk):

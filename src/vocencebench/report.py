@@ -20,7 +20,7 @@ import numpy as np
 
 from .decide import bootstrap_means, lower_confidence_bound
 from .errors import ConfigError
-from .metrics import confusion_matrices, control_success, win_rates
+from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import dumps_canonical
 from .traits import TRAITS
 
@@ -166,7 +166,9 @@ background:#ecfdf5;border:1px solid #10b981}
 .reason{font-family:monospace;font-size:.85rem;white-space:pre-wrap}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
 padding:.25rem .5rem;text-align:right;font-size:.85rem}th{background:#f9fafb}
-.cm{display:inline-block;vertical-align:top;margin:0 1.5rem 1rem 0}
+.cmrow{display:flex;flex-wrap:wrap;gap:0 2rem;margin-bottom:.8rem}
+.cm table{margin:0}caption{font-weight:600;font-size:.85rem;text-align:left;padding-bottom:.2rem}
+.note{text-align:left;color:#6b7280}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 """
 _COL_A, _COL_B = "#2563eb", "#f59e0b"
@@ -196,66 +198,123 @@ def _bars_svg(rows: list[_DimRow], la: str, lb: str) -> str:
     return "".join(parts)
 
 
+def _nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
+    """Round tick positions (1, 2 or 5 × 10ᵏ apart) inside [lo, hi]."""
+    raw = (hi - lo) / max(target, 1)
+    if raw <= 0 or not math.isfinite(raw):
+        return [lo]
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next((m * mag for m in (1.0, 2.0, 5.0, 10.0) if m * mag >= raw), 10.0 * mag)
+    first = math.ceil(lo / step)
+    return [k * step for k in range(first, math.floor(hi / step) + 1)]
+
+
 def _bootstrap_svg(h: Head2Head) -> str:
     d = h.decision
+    la, lb = h.labels
     sa = [p.a.S for p in h.pairs]
     sb = [p.b.S for p in h.pairs]
     delta = [y - x for x, y in zip(sa, sb, strict=True)]
     means = bootstrap_means(delta, n_boot=d.n_boot, seed=d.seed)
     lcb = lower_confidence_bound(means)
-    lo = min(float(means.min()), lcb, d.margin, -d.margin_reverse, 0.0)
-    hi = max(float(means.max()), d.margin, 0.0)
+    # The upper bound of δ is −LCB(a − b): a wins when it lies below −margin(b).
+    ucb = -d.lcb_reverse if math.isfinite(d.lcb_reverse) else float(np.percentile(means, 95))
+    neg_margin = -d.margin_reverse if math.isfinite(d.margin_reverse) else -d.margin
+    lo = min(float(means.min()), lcb, neg_margin, 0.0)
+    hi = max(float(means.max()), ucb, d.margin, 0.0)
     span = (hi - lo) or 1.0
     lo, hi = lo - 0.05 * span, hi + 0.05 * span
     counts, edges = np.histogram(means, bins=40, range=(lo, hi))
-    w, hgt, left = 640, 180, 40
+    marks = (
+        (0.0, "#6b7280", "0 (no difference)"),
+        (d.margin, "#059669", f"{d.margin:+.4f} = margin: {lb} wins if the LCB is above it"),
+        (neg_margin, "#b45309",
+         f"{neg_margin:+.4f} = −margin: {la} wins if the UCB is below it"),
+        (lcb, "#dc2626", f"LCB (5th pct) {lcb:+.4f}"),
+        (ucb, "#7c3aed", f"UCB (95th pct) {ucb:+.4f}"),
+    )
+    w, left, right = 720, 20, 20
+    top = 16 * len(marks) + 6
+    hgt = 170
+    base = top + hgt
     peak = max(int(counts.max()), 1)
 
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * w
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2 * left}" '
-             f'height="{hgt + 40}" role="img" aria-label="bootstrap distribution">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + right}" '
+             f'height="{base + 48}" role="img" aria-label="bootstrap distribution of the mean '
+             f'difference, with the LCB and the margins">']
     for c, e0, e1 in zip(counts, edges[:-1], edges[1:], strict=True):
         bh = hgt * int(c) / peak
-        parts.append(f'<rect x="{x(float(e0)):.1f}" y="{hgt - bh:.1f}" '
+        if bh <= 0:
+            continue
+        parts.append(f'<rect x="{x(float(e0)):.1f}" y="{base - bh:.1f}" '
                      f'width="{max(x(float(e1)) - x(float(e0)) - 1, 0.5):.1f}" '
-                     f'height="{bh:.1f}" fill="#7c3aed" opacity="0.7"/>')
-    marks = ((0.0, "#6b7280", "0"), (lcb, "#dc2626", f"LCB {lcb:+.4f}"),
-             (d.margin, "#059669", f"margin {d.margin:.4f}"))
+                     f'height="{bh:.1f}" fill="#a78bfa"/>')
+    parts.append(f'<line x1="{left}" y1="{base}" x2="{left + w}" y2="{base}" stroke="#374151"/>')
+    for t in _nice_ticks(lo, hi):
+        parts.append(f'<line x1="{x(t):.1f}" y1="{base}" x2="{x(t):.1f}" y2="{base + 4}" '
+                     f'stroke="#374151"/><text x="{x(t):.1f}" y="{base + 16}" font-size="10" '
+                     f'text-anchor="middle" fill="#374151">{t:+.2f}</text>')
+    # Lines first, then every label on top with a white halo, one label row per mark.
+    for k, (v, col, _) in enumerate(marks):
+        parts.append(f'<line x1="{x(v):.1f}" y1="{12 + 16 * k + 3}" x2="{x(v):.1f}" '
+                     f'y2="{base}" stroke="{col}" stroke-width="2" stroke-dasharray="4 2"/>')
     for k, (v, col, lab) in enumerate(marks):
-        parts.append(f'<line x1="{x(v):.1f}" y1="0" x2="{x(v):.1f}" y2="{hgt}" stroke="{col}" '
-                     f'stroke-width="2" stroke-dasharray="4 2"/><text x="{x(v) + 3:.1f}" '
-                     f'y="{12 + 12 * k}" font-size="11" fill="{col}">{html.escape(lab)}</text>')
-    parts.append(f'<text x="{left}" y="{hgt + 16}" font-size="10">{lo:+.3f}</text>'
-                 f'<text x="{left + w}" y="{hgt + 16}" font-size="10" text-anchor="end">'
-                 f'{hi:+.3f}</text><text x="{left + w / 2}" y="{hgt + 32}" font-size="11" '
-                 f'text-anchor="middle">bootstrap means of δ = S({html.escape(h.labels[1])}) − '
-                 f'S({html.escape(h.labels[0])})</text></svg>')
+        xv = x(v)
+        anchor, dx = ("end", -4) if xv > left + w / 2 else ("start", 4)
+        parts.append(f'<text x="{xv + dx:.1f}" y="{12 + 16 * k}" font-size="11" fill="{col}" '
+                     f'text-anchor="{anchor}" stroke="#ffffff" stroke-width="4" '
+                     f'paint-order="stroke">{html.escape(lab)}</text>')
+    parts.append(f'<text x="{left + w / 2}" y="{base + 36}" font-size="11" '
+                 f'text-anchor="middle">{d.n_boot} bootstrap means of δ = S({html.escape(lb)}) '
+                 f'− S({html.escape(la)}), seed {d.seed}</text></svg>')
     return "".join(parts)
 
 
-def _confusion_html(h: Head2Head, side: str, label: str) -> str:
-    ok = [p for p in h.pairs if getattr(p, side).failure is None]
-    req = [p.item.traits for p in ok]
-    an = [getattr(p, f"analysis_{side}") for p in ok]
-    meas = [{t: r.label for t, r in a.probes.items()} for a in an]
+def _confusion_table(cm: ConfusionMatrix, label: str) -> str:
+    peak = max(max(r) for r in cm.counts) or 1
+    acc = cm.accuracy
+    caption = f"{cm.trait} — {label}" + (f" (exact {100 * acc:.0f}%)" if cm.total else "")
+    rows = [f'<div class="cm"><table><caption>{html.escape(caption)}</caption>'
+            f"<tr><th>requested \\ measured</th>"]
+    rows += [f"<th>{html.escape(c)}</th>" for c in cm.columns] + ["</tr>"]
+    for i, (rname, counts) in enumerate(zip(cm.rows, cm.counts, strict=True)):
+        rows.append(f"<tr><th>{html.escape(rname)}</th>")
+        for j, c in enumerate(counts):
+            alpha = 0.85 * c / peak
+            ink = "#ffffff" if alpha > 0.5 else "#1f2937"
+            edge = ";outline:2px solid #111827;outline-offset:-2px" if i == j else ""
+            rows.append(f'<td style="background:rgba(37,99,235,{alpha:.2f});color:{ink}'
+                        f'{edge}">{c}</td>')
+        rows.append("</tr>")
+    if cm.missing:
+        rows.append(f'<tr><td colspan="{len(cm.columns) + 1}" class="note">'
+                    f"{cm.missing} clip(s) not measured</td></tr>")
+    rows.append("</table></div>")
+    return "".join(rows)
+
+
+def _confusion_html(h: Head2Head) -> str:
+    """Requested × measured per categorical/ordinal trait, the two systems side by side."""
+    per_side = []
+    for side, label in zip(("a", "b"), h.labels, strict=True):
+        ok = [p for p in h.pairs if getattr(p, side).failure is None]
+        req = [p.item.traits for p in ok]
+        meas = [{t: r.label for t, r in getattr(p, f"analysis_{side}").probes.items()}
+                for p in ok]
+        per_side.append((label, len(ok), confusion_matrices(req, meas)))
     out = []
-    for trait, cm in confusion_matrices(req, meas).items():
-        if cm.missing == len(ok) or not any(any(r) for r in cm.counts):
-            continue
-        peak = max(max(r) for r in cm.counts) or 1
-        rows = [f'<div class="cm"><table><caption>{html.escape(trait)} — '
-                f'{html.escape(label)}</caption><tr><th>requested \\ measured</th>']
-        rows += [f"<th>{html.escape(c)}</th>" for c in cm.columns] + ["</tr>"]
-        for rname, counts in zip(cm.rows, cm.counts, strict=True):
-            rows.append(f"<tr><th>{html.escape(rname)}</th>")
-            for c in counts:
-                alpha = 0.85 * c / peak
-                rows.append(f'<td style="background:rgba(37,99,235,{alpha:.2f})">{c}</td>')
-            rows.append("</tr>")
-        rows.append("</table></div>")
-        out.append("".join(rows))
+    for trait in TRAITS.names():
+        tables = []
+        for label, n_ok, cms in per_side:
+            cm = cms.get(trait)
+            if cm is None or cm.missing == n_ok or cm.total == 0:
+                continue
+            tables.append(_confusion_table(cm, label))
+        if tables:
+            out.append('<div class="cmrow">' + "".join(tables) + "</div>")
     return "".join(out) or "<p>No categorical or ordinal trait was measured.</p>"
 
 
@@ -301,8 +360,7 @@ def render_html(h: Head2Head) -> str:
 {''.join(table)}
 <h2>Intelligibility gate</h2><p>{gate}</p>
 <h2>Confusion matrices (requested × measured)</h2>
-{_confusion_html(h, 'a', la)}
-{_confusion_html(h, 'b', lb)}
+{_confusion_html(h)}
 <h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """

@@ -1,0 +1,171 @@
+"""Reports of a saved run: the four files, their round trip, and the CLI that re-reads them.
+
+The run is synthetic (``tests/synthetic_run.py``): real records folded by ``pair.combine``
+and decided by ``decide.decide``, without synthesising or measuring audio.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from synthetic_run import LABELS, STATUS, make_head2head
+from vocencebench.cli import main
+from vocencebench.compare import Head2Head
+from vocencebench.errors import ConfigError
+from vocencebench.report import load_run, render_html, render_markdown, render_summary, save_run
+from vocencebench.schema import Decision, SampleScore
+
+FILES = ("scores.jsonl", "run.json", "report.md", "report.html")
+
+
+@pytest.fixture(scope="module")
+def h2h() -> Head2Head:
+    return make_head2head()
+
+
+@pytest.fixture()
+def run_dir(h2h: Head2Head, tmp_path: Path) -> Path:
+    return save_run(h2h, tmp_path / "run")
+
+
+def test_synthetic_run_is_realistic(h2h: Head2Head) -> None:
+    # Guards the fixture itself: a decisive duel with a failure and a dropped judge dimension.
+    assert len(h2h.pairs) == 40
+    assert h2h.decision.winner == LABELS[1]
+    assert sum(p.a.failure is not None for p in h2h.pairs) == 1
+    assert any(v.startswith("judge failed") for p in h2h.pairs for v in p.dropped.values())
+    assert {"tone", "naturalness"} <= set(h2h.pairs[0].a.d)
+
+
+def test_save_run_writes_the_four_files(run_dir: Path) -> None:
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted(FILES)
+    for name in FILES:
+        assert (run_dir / name).stat().st_size > 0, name
+
+
+def test_scores_jsonl_rows_are_sample_scores_in_item_order(h2h: Head2Head, run_dir: Path) -> None:
+    lines = (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 * len(h2h.pairs)
+    rows = [json.loads(line) for line in lines]
+    for k, pair in enumerate(h2h.pairs):
+        ra, rb = rows[2 * k], rows[2 * k + 1]
+        assert (ra["item"], ra["system"]) == (pair.item.id, LABELS[0])
+        assert (rb["item"], rb["system"]) == (pair.item.id, LABELS[1])
+        assert ra["kind"] == "sample_score" and ra["schema_version"] == 1
+        assert SampleScore.from_dict(ra) == pair.a
+        assert SampleScore.from_dict(rb) == pair.b
+    failed = [r for r in rows if r["failure"] is not None]
+    assert len(failed) == 1 and failed[0]["S"] == 0.0 and "TimeoutError" in failed[0]["failure"]
+
+
+def test_run_json_round_trips_to_an_equal_head2head(h2h: Head2Head, run_dir: Path) -> None:
+    data = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert data["schema_version"] == 1 and data["kind"] == "head2head"
+    back = load_run(run_dir)
+    assert back == h2h
+    assert back.to_json() == h2h.to_json()
+    assert back.summary() == h2h.summary()
+
+
+def test_load_run_refuses_a_directory_without_run_json(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"run\.json is missing"):
+        load_run(tmp_path)
+    (tmp_path / "run.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_run(tmp_path)
+
+
+def test_markdown_opens_with_status_then_decision(h2h: Head2Head, run_dir: Path) -> None:
+    md = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert md == render_markdown(h2h)
+    lines = md.splitlines()
+    assert lines[0] == f"# vocencebench: {LABELS[0]} vs {LABELS[1]}"
+    quoted = [ln[2:] for ln in lines[1:] if ln.startswith("> ")]
+    assert quoted[: len(STATUS)] == STATUS
+    assert quoted[0].startswith("intelligibility gate OFF")
+    assert any(s.startswith("judge: gemini") for s in quoted)
+    first_heading = next(i for i, ln in enumerate(lines) if ln.startswith("## "))
+    decision_at = lines.index(f"**Decision: {LABELS[1]} wins**")
+    status_end = max(i for i, ln in enumerate(lines) if ln.startswith("> "))
+    assert status_end < decision_at < first_heading
+    assert h2h.decision.reason in lines
+    assert "| **composite S** |" in md
+
+
+def test_summary_opens_with_status_and_ends_with_decision(h2h: Head2Head) -> None:
+    text = render_summary(h2h).splitlines()
+    assert [ln.strip() for ln in text[1 : 1 + len(STATUS)]] == STATUS
+    assert text[-2] == f"DECISION: {LABELS[1]} wins"
+    assert text[-1] == h2h.decision.reason
+
+
+def test_html_is_self_contained(h2h: Head2Head, run_dir: Path) -> None:
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert page == render_html(h2h)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    low = page.lower()
+    # Nothing is fetched: no remote or protocol-relative src/href, no scripts, no fonts,
+    # no stylesheet links, no CSS imports or url() references.
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", low)
+    assert not re.search(r"<script[^>]*\bsrc\b", low)
+    assert "<link" not in low and "@import" not in low and "@font-face" not in low
+    assert "url(" not in low
+    assert "fonts.googleapis" not in low
+    # What the page must show.
+    assert f'<div class="decision">{LABELS[1]} wins</div>' in page
+    assert "intelligibility gate OFF" in page
+    assert page.count("<svg") == 2
+    assert "LCB (5th pct)" in page and "margin" in page
+    for trait in ("gender", "pace", "pitch", "loudness"):
+        assert f"<caption>{trait} — {LABELS[0]}" in page
+        assert f"<caption>{trait} — {LABELS[1]}" in page
+    assert "<caption>age" not in page  # numeric: no confusion matrix
+
+
+def test_html_escapes_labels_and_marks_a_tie() -> None:
+    h = make_head2head(12, seed=5, labels=("<b>x&y", 'q"z'), skill_a=0.6, skill_b=0.6)
+    assert h.decision.winner == "tie"  # equal skills on 12 items: no audible lead
+    page = render_html(h)
+    assert "<b>x&y" not in page and "&lt;b&gt;x&amp;y" in page
+    assert 'q"z' not in page and "q&quot;z" in page
+    assert '<div class="decision tie">tie</div>' in page
+    assert "**Decision: tie**" in render_markdown(h)
+
+
+def test_report_command_rerenders_a_saved_run(
+    h2h: Head2Head, run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = {n: (run_dir / n).read_bytes() for n in FILES}
+    for name in ("scores.jsonl", "report.md", "report.html"):
+        (run_dir / name).unlink()
+    assert main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"DECISION: {LABELS[1]} wins" in out
+    assert out.splitlines()[1].strip() == STATUS[0]
+    after = {n: (run_dir / n).read_bytes() for n in FILES}
+    assert after == before
+
+
+def test_report_command_on_a_missing_run_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("vocencebench report: error:")
+    assert "run.json is missing" in err[0]
+
+
+def test_decide_cli_reproduces_the_decision_bit_for_bit(
+    h2h: Head2Head, run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decide", str(run_dir / "scores.jsonl"), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = h2h.decision.to_dict()
+    assert set(got) == set(want)
+    for key, value in want.items():
+        assert repr(got[key]) == repr(value), key
+    assert Decision.from_dict(got) == h2h.decision
