@@ -7,6 +7,7 @@ import threading
 import wave
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -67,7 +68,7 @@ def test_command_adapter_passes_arguments_verbatim_without_shell(tts_script: Pat
 def test_command_adapter_errors(tts_script: Path) -> None:
     adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}",
                              timeout=2)
-    with pytest.raises(SynthesisError, match="exited 3.*model exploded"):
+    with pytest.raises(SynthesisError, match=r"exited 3.*model exploded"):
         adapter("FAIL", "x")
     with pytest.raises(SynthesisError, match="timed out after 2 s"):
         adapter("SLEEP", "x")
@@ -107,9 +108,9 @@ def test_failing_system_raises_synthesis_error_naming_item() -> None:
 
 
 class _SpeechHandler(BaseHTTPRequestHandler):
-    requests: list[dict] = []
+    requests: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "body": body,
                                     "auth": self.headers.get("Authorization")})

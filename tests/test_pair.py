@@ -37,7 +37,7 @@ def test_common_dimensions_and_judge_scores() -> None:
     assert list(p.a.d) == ["gender", "pace", "pitch", "tone", "naturalness"]
     assert p.a.d["tone"] == 1.0 and p.b.d["tone"] == 0.5
     assert math.isclose(p.b.d["naturalness"], 1.0)
-    assert p.a.S == composite(list(p.a.d.values()), 1)
+    assert composite(list(p.a.d.values()), 1) == p.a.S
     assert p.dropped == {}
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_fakes import Call, FakeJudgeServer, Reply, answer
 
 import vocencebench as vb
+from judge_fakes import Call, FakeJudgeServer, Reply, answer
 from vocencebench.adapters import EspeakSystem
 from vocencebench.cli import main
 from vocencebench.judge import Judge
@@ -37,7 +37,7 @@ class _ASRServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 outer.calls += 1
                 body = json.dumps({"text": text}).encode()

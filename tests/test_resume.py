@@ -41,7 +41,7 @@ class _Judge:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 key = hashlib.sha256(raw).hexdigest()
                 with lock:

@@ -144,20 +144,20 @@ class DaskExecutor:
         self._resources = resources
         self._own_cluster = None
         if cluster is not None:
-            self._client = Client(cluster)
+            self._client = Client(cluster)  # type: ignore[no-untyped-call]
         elif address:
-            self._client = Client(address)
+            self._client = Client(address)  # type: ignore[no-untyped-call]
         else:
             # Dask's workers default to MALLOC_TRIM_THRESHOLD_=65536, which doubled task
             # time on small numpy work here; leave glibc's default.
             dask.config.set(
                 {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
             )
-            self._own_cluster = LocalCluster(
+            self._own_cluster = LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=self.workers, threads_per_worker=1, processes=True,
                 host="127.0.0.1", dashboard_address=None,
             )
-            self._client = Client(self._own_cluster)
+            self._client = Client(self._own_cluster)  # type: ignore[no-untyped-call]
 
     def map_unordered(
         self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
@@ -170,13 +170,13 @@ class DaskExecutor:
             for _, item in indexed
         ]
         index_of = {f.key: i for f, (i, _) in zip(futures, indexed, strict=True)}
-        for fut in as_completed(futures):
+        for fut in as_completed(futures):  # type: ignore[no-untyped-call]
             yield index_of[fut.key], fut.result()
 
     def close(self) -> None:
-        self._client.close()
+        self._client.close()  # type: ignore[no-untyped-call]
         if self._own_cluster is not None:
-            self._own_cluster.close()
+            self._own_cluster.close()  # type: ignore[no-untyped-call]
 
 
 def make_executor(spec: str | None = None, *, workers: int | None = None) -> Executor:

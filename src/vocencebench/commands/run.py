@@ -49,8 +49,7 @@ def _load_items(args: argparse.Namespace) -> list[Any]:
     src = args.corpus
     items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
     if args.holdout_salt:
-        _, held = split_holdout(items, salt=args.holdout_salt)
-        items = held
+        items = list(split_holdout(items, salt=args.holdout_salt).heldout)
     if args.limit is not None:
         if args.limit < 1:
             raise ConfigError("--limit must be ≥ 1")

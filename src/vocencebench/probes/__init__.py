@@ -2,6 +2,85 @@
 
 from __future__ import annotations
 
-from .base import Diagnostic, Probe, ProbeSet
+import os
+from collections.abc import Mapping, Sequence
 
-__all__ = ["Diagnostic", "Probe", "ProbeSet"]
+from .acoustic import (
+    DnsmosDiagnostic,
+    GenderHeuristicProbe,
+    LoudnessProbe,
+    PaceProbe,
+    PitchProbe,
+)
+from .base import Diagnostic, Probe, ProbeSet
+from .classifiers import (
+    CLASSIFIER_MODELS,
+    DEFAULT_BATCH_SIZE,
+    AccentProbe,
+    AgeGenderProbe,
+    EmotionProbe,
+    measure_batch,
+)
+
+__all__ = [
+    "CLASSIFIER_MODELS",
+    "AccentProbe",
+    "AgeGenderProbe",
+    "Diagnostic",
+    "DnsmosDiagnostic",
+    "EmotionProbe",
+    "GenderHeuristicProbe",
+    "LoudnessProbe",
+    "PaceProbe",
+    "PitchProbe",
+    "Probe",
+    "ProbeSet",
+    "default_probes",
+    "measure_batch",
+    "with_classifiers",
+]
+
+
+def default_probes(*, quality: bool = False) -> ProbeSet:
+    """The offline acoustic probes: pitch, pace, loudness and the F0/F3 gender heuristic.
+
+    ``quality=True`` adds the DNSMOS diagnostic (reported per clip, never scored); it is off
+    by default because it costs about 0.5 s of CPU per 9 s window, roughly a hundred times
+    the four acoustic probes together (see docs/performance.md).
+    """
+    diagnostics = (DnsmosDiagnostic(),) if quality else ()
+    return ProbeSet(
+        (PitchProbe(), PaceProbe(), LoudnessProbe(), GenderHeuristicProbe()),
+        diagnostics=diagnostics,
+    )
+
+
+# --- classifier probes: with_classifiers(device="auto", ...) is added here by the classifier
+# --- engineer (issue 5, src/vocencebench/probes/classifiers.py); it extends default_probes().
+
+
+def with_classifiers(
+    device: str = "auto",
+    *,
+    models: Mapping[str, str | os.PathLike[str]] | None = None,
+    revisions: Mapping[str, str] | None = None,
+    include: Sequence[str] = ("age_gender", "emotion", "accent"),
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    quality: bool = False,
+) -> ProbeSet:
+    """:func:`default_probes` plus the classifier probes (age + gender, emotion, accent).
+
+    The classifiers come after the acoustic probes, so their gender replaces the F0/F3
+    heuristic. ``device="auto"`` uses CUDA when torch sees a GPU. ``models`` maps
+    ``age_gender`` / ``emotion`` / ``accent`` to a local folder (or another hub id, pinned with
+    ``revisions``); by default the pinned checkpoints of
+    :data:`~vocencebench.probes.classifiers.CLASSIFIER_MODELS` are used. Every model loads
+    here: a missing download raises ConfigError now, saying what to fetch. ``batch_size`` is
+    clips per forward pass in ``measure_batch``. Needs the ``classifiers`` extra.
+    """
+    from .classifiers import classifier_probes
+
+    base = default_probes(quality=quality)
+    extra = classifier_probes(device, models=models, revisions=revisions, include=include,
+                              batch_size=batch_size)
+    return ProbeSet((*base.probes, *extra), diagnostics=base.diagnostics)

@@ -68,7 +68,8 @@ class ProbeSet:
     @property
     def ids(self) -> tuple[str, ...]:
         """``name@version`` of every probe and diagnostic, in order."""
-        return tuple(f"{p.name}@{p.version}" for p in (*self.probes, *self.diagnostics))
+        parts: tuple[Probe | Diagnostic, ...] = (*self.probes, *self.diagnostics)
+        return tuple(f"{p.name}@{p.version}" for p in parts)
 
     @property
     def traits(self) -> tuple[str, ...]:
