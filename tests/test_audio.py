@@ -1,0 +1,255 @@
+"""load_audio: every accepted format decodes; every bad-input case raises a named AudioError."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from vocencebench.audio import SILENCE_PEAK, Audio, load_audio, to_wav_bytes
+from vocencebench.errors import AudioError, ConfigError
+
+SR = 16_000
+
+
+def tone(seconds: float = 1.0, *, sr: int = SR, amp: float = 0.3, freq: float = 220.0
+         ) -> np.ndarray:
+    t = np.arange(round(seconds * sr)) / sr
+    return (amp * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+
+
+def encode(x: np.ndarray, *, sr: int = SR, fmt: str = "WAV", subtype: str = "PCM_16") -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, x, sr, format=fmt, subtype=subtype)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- accepted formats
+
+@pytest.mark.parametrize(
+    ("fmt", "subtype", "tol"),
+    [
+        ("WAV", "PCM_U8", 1 / 64),
+        ("WAV", "PCM_16", 1e-4),
+        ("WAV", "PCM_24", 1e-6),
+        ("WAV", "PCM_32", 1e-6),
+        ("WAV", "FLOAT", 0.0),
+        ("WAV", "DOUBLE", 1e-7),
+        ("FLAC", "PCM_16", 1e-4),
+        ("FLAC", "PCM_24", 1e-6),
+        ("OGG", "VORBIS", 0.05),
+    ],
+)
+def test_formats_decode_to_float32_mono(fmt: str, subtype: str, tol: float) -> None:
+    x = tone(0.8)
+    raw = encode(x, fmt=fmt, subtype=subtype)
+    a = load_audio(raw)
+    assert a.samples.dtype == np.float32
+    assert a.samples.ndim == 1
+    assert a.sample_rate == SR
+    assert a.channels == 1 and not a.mixed_down
+    assert a.format == f"{fmt}/{subtype}"
+    assert a.sha256 == hashlib.sha256(raw).hexdigest()
+    assert a.duration == pytest.approx(0.8, abs=1e-3)
+    if fmt != "OGG":  # lossy: compare level only
+        assert np.max(np.abs(a.samples - x)) <= tol
+    else:
+        assert np.max(np.abs(a.samples)) == pytest.approx(0.3, abs=tol)
+
+
+def test_samples_are_read_only() -> None:
+    a = load_audio(encode(tone()))
+    with pytest.raises(ValueError, match="read-only"):
+        a.samples[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        a.at_16k()[0] = 1.0
+
+
+def test_stereo_is_mixed_down_and_recorded() -> None:
+    left, right = tone(freq=220.0), tone(freq=330.0, amp=0.1)
+    a = load_audio(encode(np.stack([left, right], axis=1), subtype="FLOAT"))
+    assert a.channels == 2 and a.mixed_down
+    np.testing.assert_array_equal(a.samples, (left + right) * np.float32(0.5))
+
+
+def test_path_input_names_the_clip(tmp_path: Path) -> None:
+    p = tmp_path / "clip.wav"
+    p.write_bytes(encode(tone()))
+    a = load_audio(p)
+    assert a.name == str(p)
+    assert load_audio(str(p)).sha256 == a.sha256
+    bad = tmp_path / "silent.wav"
+    bad.write_bytes(encode(np.zeros(SR, np.float32)))
+    with pytest.raises(AudioError, match=r"silent\.wav: all silent"):
+        load_audio(bad)
+    with pytest.raises(AudioError, match="cannot read audio file"):
+        load_audio(tmp_path / "missing.wav")
+
+
+def test_at_16k_resamples_deterministically_and_caches() -> None:
+    x = tone(1.0, sr=22_050, freq=440.0)
+    a = load_audio(encode(x, sr=22_050))
+    y = a.at_16k()
+    assert y.dtype == np.float32 and y.shape == (16_000,)
+    assert a.at_16k() is y  # cached on the object
+    b = load_audio(encode(x, sr=22_050))
+    np.testing.assert_array_equal(b.at_16k(), y)  # same bits from a fresh object
+    # a 440 Hz tone stays a 440 Hz tone
+    spec = np.abs(np.fft.rfft(y))
+    assert np.argmax(spec) * 16_000 / y.size == pytest.approx(440.0, abs=1.0)
+    c = load_audio(encode(tone(1.0)))
+    assert c.at_16k() is c.samples  # already 16 kHz: no copy
+
+
+def test_audio_equality_and_pickle() -> None:
+    raw = encode(tone())
+    a, b = load_audio(raw, name="x"), load_audio(raw, name="x")
+    assert a == b and hash(a) == hash(b)
+    assert a != load_audio(encode(tone(amp=0.2)), name="x")
+    c = pickle.loads(pickle.dumps(a))
+    assert c == a
+    np.testing.assert_array_equal(c.samples, a.samples)
+    assert isinstance(c, Audio)
+
+
+def test_caps_are_configurable() -> None:
+    raw = encode(tone(2.0))
+    with pytest.raises(AudioError, match="too long"):
+        load_audio(raw, max_seconds=1.5)
+    assert load_audio(encode(tone(0.2)), min_seconds=0.1).duration == pytest.approx(0.2)
+    with pytest.raises(ConfigError, match="min_seconds"):
+        load_audio(raw, min_seconds=5.0, max_seconds=1.0)
+
+
+# ---------------------------------------------------------------- bad input, one row each
+
+def _truncated_wav() -> bytes:
+    raw = encode(tone(1.0))
+    return raw[: len(raw) // 2]
+
+
+def _truncated_flac() -> bytes:
+    raw = encode(tone(1.0), fmt="FLAC")
+    return raw[: len(raw) // 2]
+
+
+def _truncated_ogg() -> bytes:
+    raw = encode(tone(1.0), fmt="OGG", subtype="VORBIS")
+    return raw[: len(raw) // 2]
+
+
+def _header_only_wav() -> bytes:
+    return encode(tone(1.0))[:30]
+
+
+def _zero_length() -> bytes:
+    return encode(np.zeros(0, np.float32))
+
+
+def _nan() -> bytes:
+    x = tone()
+    x[100] = np.nan
+    return encode(x, subtype="FLOAT")
+
+
+def _inf() -> bytes:
+    x = tone()
+    x[-1] = np.inf
+    return encode(x, subtype="FLOAT")
+
+
+def _digital_silence() -> bytes:
+    return encode(np.zeros(SR, np.float32))
+
+
+def _near_silence() -> bytes:
+    return encode(tone(amp=SILENCE_PEAK * 0.5), subtype="FLOAT")
+
+
+def _three_channels() -> bytes:
+    return encode(np.stack([tone()] * 3, axis=1))
+
+
+def _corrupt_riff_size() -> bytes:
+    raw = bytearray(encode(tone(1.0)))
+    i = raw.index(b"data")
+    raw[i + 4:i + 8] = struct.pack("<I", 10 * len(raw))
+    return bytes(raw)
+
+
+BAD_CASES: list[tuple[str, Callable[[], bytes], str]] = [
+    ("empty", lambda: b"", r"empty audio \(0 bytes\)"),
+    ("text", lambda: b"this is not audio at all, just some text" * 20, "not audio"),
+    ("json", lambda: b'{"error": "rate limited"}', "not audio"),
+    ("truncated-wav", _truncated_wav, "truncated WAV"),
+    ("truncated-wav-size-field", _corrupt_riff_size, "truncated WAV"),
+    ("header-only-wav", _header_only_wav, "corrupt or truncated"),
+    ("truncated-flac", _truncated_flac, "corrupt or truncated"),
+    ("truncated-ogg", _truncated_ogg, "corrupt or truncated"),
+    ("zero-length", _zero_length, "zero length"),
+    ("nan", _nan, "NaN/Inf"),
+    ("inf", _inf, "NaN/Inf"),
+    ("digital-silence", _digital_silence, r"all silent: peak -inf dBFS"),
+    ("near-silence", _near_silence, r"all silent: peak -66\.0 dBFS"),
+    ("too-short", lambda: encode(tone(0.25)), r"too short: 0\.250 s"),
+    ("too-long", lambda: encode(tone(61.0, sr=8000), sr=8000), r"too long: 61\.00 s"),
+    ("three-channels", _three_channels, "3 channels"),
+]
+
+
+@pytest.mark.parametrize(("case", "make", "pattern"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
+def test_bad_input_raises_named_error(case: str, make: Callable[[], bytes], pattern: str) -> None:
+    raw = make()
+    with pytest.raises(AudioError, match=pattern):
+        load_audio(raw)
+    with pytest.raises(AudioError, match=rf"^sysA/item-7: .*{pattern}"):
+        load_audio(raw, name="sysA/item-7")
+
+
+def test_bad_input_type_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="bytes or a file path"):
+        load_audio(123)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- to_wav_bytes
+
+def test_to_wav_bytes_round_trip_and_determinism() -> None:
+    x = tone(0.5)
+    raw = to_wav_bytes(x, SR)
+    assert raw == to_wav_bytes(x.copy(), SR)
+    assert raw[:4] == b"RIFF" and raw[8:12] == b"WAVE"
+    a = load_audio(raw)
+    assert a.format == "WAV/PCM_16"
+    assert np.max(np.abs(a.samples - x)) <= 1 / 32767
+    pcm = np.array([0, 1, -1, 32767, -32768] * 2000, dtype=np.int16)
+    back, sr = sf.read(io.BytesIO(to_wav_bytes(pcm, 8000)), dtype="int16")
+    assert sr == 8000
+    np.testing.assert_array_equal(back, pcm)
+    st = to_wav_bytes(np.stack([x, 0.5 * x], axis=1), SR)
+    assert load_audio(st).channels == 2
+    clipped, _ = sf.read(io.BytesIO(to_wav_bytes(np.array([2.0, -2.0] * 4000), SR)),
+                         dtype="int16")
+    assert clipped.max() == 32767 and clipped.min() == -32767
+
+
+@pytest.mark.parametrize(
+    ("samples", "sr", "exc", "pattern"),
+    [
+        (np.zeros(10), 0, ConfigError, "sample_rate"),
+        (np.zeros(10), 16000.0, ConfigError, "sample_rate"),
+        (np.zeros((2, 2, 2)), 16000, ConfigError, "shape"),
+        (np.zeros(10, dtype=np.int32), 16000, ConfigError, "dtype"),
+        (np.array([0.0, np.nan]), 16000, AudioError, "NaN"),
+    ],
+)
+def test_to_wav_bytes_rejects(samples: np.ndarray, sr: int, exc: type[Exception],
+                              pattern: str) -> None:
+    with pytest.raises(exc, match=pattern):
+        to_wav_bytes(samples, sr)
