@@ -278,7 +278,9 @@ class Qwen3TTSAdapter:
                 import torch
                 from qwen_tts import Qwen3TTSModel
             except ImportError as exc:
-                raise MissingDependencyError("Qwen3TTSAdapter", "qwen3", package="qwen-tts") from exc
+                raise MissingDependencyError(
+                    "Qwen3TTSAdapter", "qwen3", package="qwen-tts"
+                ) from exc
             self._model = Qwen3TTSModel.from_pretrained(
                 self.checkpoint,
                 device_map=_torch_device(self.device),

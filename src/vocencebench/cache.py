@@ -134,7 +134,7 @@ class Cache:
 class NullCache(Cache):
     """A cache that stores nothing (``--no-cache``)."""
 
-    def __init__(self) -> None:  # noqa: D107 - no database at all
+    def __init__(self) -> None:
         self.path = Path(os.devnull)
         self.hits = dict.fromkeys(TABLES, 0)
         self.misses = dict.fromkeys(TABLES, 0)
