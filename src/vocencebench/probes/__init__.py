@@ -45,8 +45,8 @@ def default_probes(*, quality: bool = False) -> ProbeSet:
     """The offline acoustic probes: pitch, pace, loudness and the F0/F3 gender heuristic.
 
     ``quality=True`` adds the DNSMOS diagnostic (reported per clip, never scored); it is off
-    by default because it costs about 0.5 s of CPU per 9 s window, roughly a hundred times
-    the four acoustic probes together (see docs/performance.md).
+    by default because it costs about 0.4 s of CPU per 9 s window (1.3 s for a 3 s clip), some
+    60 times the four acoustic probes together (see docs/performance.md).
     """
     diagnostics = (DnsmosDiagnostic(),) if quality else ()
     return ProbeSet(

@@ -611,7 +611,7 @@ class DnsmosDiagnostic:
         need = int(DNSMOS_WINDOW_S * 16_000)
         while x.shape[0] < need:  # short clips are repeated, as the reference code does
             x = np.concatenate([x, x])
-        hops = math.floor(x.shape[0] / 16_000 - DNSMOS_WINDOW_S) + 1
+        hops = int(math.floor(x.shape[0] / 16_000) - DNSMOS_WINDOW_S) + 1  # as the reference
         raw: list[npt.NDArray[np.float32]] = []
         for h in range(hops):
             seg = x[h * 16_000: h * 16_000 + need]

@@ -1,0 +1,42 @@
+"""The public API: every exported name resolves, and importing the package stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import vocencebench as vb
+
+
+def test_every_public_name_resolves() -> None:
+    missing = [n for n in vb.__all__ if getattr(vb, n, None) is None]
+    assert missing == []
+    assert len(set(vb.__all__)) == len(vb.__all__)
+
+
+def test_names_from_the_readme_contract() -> None:
+    for name in ("benchmark", "load_benchmark", "default_probes", "with_classifiers",
+                 "whisper_transcriber", "Judge", "decide", "compare_models"):
+        assert name in vb.__all__
+    assert callable(vb.Judge.gemini) and callable(vb.Judge.local)
+    assert callable(vb.Judge.compare) and callable(vb.Judge.compare_all)
+    from vocencebench.adapters import ParlerTTSAdapter, Qwen3TTSAdapter  # noqa: F401
+
+
+def test_import_does_not_load_heavy_backends() -> None:
+    code = ("import sys, vocencebench as vb; "
+            "heavy = [m for m in ('torch', 'transformers', 'faster_whisper', 'parselmouth', "
+            "'speechbrain', 'onnxruntime', 'soundfile', 'distributed') if m in sys.modules]; "
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == ""
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    try:
+        vb.no_such_thing  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")

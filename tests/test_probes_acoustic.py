@@ -1,0 +1,477 @@
+"""Acoustic probes: calibration on eSpeak clips with known settings, synthetic signals with
+known F0 and level, determinism, and bad input."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import math
+import multiprocessing
+import pickle
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from vocencebench.audio import Audio, load_audio, to_wav_bytes
+from vocencebench.decide import desirability
+from vocencebench.errors import ProbeError
+from vocencebench.probes import acoustic as ac
+from vocencebench.probes import default_probes
+from vocencebench.probes.acoustic import (
+    DnsmosDiagnostic,
+    GenderHeuristicProbe,
+    LoudnessProbe,
+    PaceProbe,
+    PitchProbe,
+    age_group,
+    analyse,
+    integrated_loudness,
+)
+from vocencebench.schema import Item, ProbeResult
+from vocencebench.tts import EspeakSettings, synthesize_many
+
+SEED = 3151662
+
+#: Everyday scripts of the shipped corpus (benchmark_v1, category everyday, ≥ 10 syllables;
+#: every fourth), copied here so that corpus edits cannot move the pace calibration.
+CORPUS_EVERYDAY = (
+    "Well, the old piano's gone to the church hall, so who's going to hear all my wrong notes now?",
+    "Everyone stay right behind me, the water's rising but we'll reach the bridge in time.",
+    ("It's just a few bumps, sweetheart, hold my hand and we'll be on the ground before you "
+     "know it."),
+    "Well, look who finally remembered my address!",
+    "I didn't get the scholarship this year.",
+    "Yes, this meeting could have been an email, but here we are, reading slides aloud together.",
+    "Boarding passes out, please. Gate closes now.",
+    "It's fine, honestly, I'll just watch the match from the bench again and bring the oranges.",
+    "Nan taught half this room to bake, so tonight we eat Nan's sponge cake and share stories.",
+    "With respect, the deposit was due back on the first, and I will not be waiting another week.",
+    ("The flight's been cancelled, so no, I won't make it home for Christmas, but we'll "
+     "video call, promise."),
+    "Okay, sweetie, stay right here with me while I check the back door, I'll be two seconds.",
+    "Whoa! Everybody freeze, there's a lizard!",
+    ("The baby just took those wobbly steps on the video call, and I hollered so much the "
+     "cat ran off!"),
+    ("Guess who finally passed the driving test on attempt number four? Lock up your "
+     "wheelie bins, everyone."),
+    ("You told me the report was finished, and now the client's calling because half of it "
+     "is missing."),
+    "The bus is running late again, so I'll text when I'm at the corner near the servo.",
+    ("It gives me great pleasure to announce that our team has exceeded every target set "
+     "for this quarter."),
+    "Oh my goodness, you fainted! Don't try to stand yet, just sip some water and breathe.",
+    ("Don't cry, Didi, the kite got stuck but Papa has a ladder, and we can make another "
+     "one tomorrow."),
+    "The ice is finally thick enough, so grab your skates, the pond's all ours this afternoon.",
+    ("Sure, the team traded my favourite player the day after I bought the jersey, perfect "
+     "timing as always."),
+    ("Oh, wonderful, the grandchildren have finally remembered I exist, and they brought "
+     "cake. Stop the presses, everyone!"),
+    ("I beg your pardon, the board has approved the entire budget? I was told to expect a "
+     "firm refusal."),
+    ("Look, the caterpillar turned into a butterfly overnight! Don't cry, it's okay, it "
+     "just flew to the window."),
+    "Good evening, your booth by the window awaits.",
+    ("You found my old school photo in the attic? I had completely forgotten this moustache "
+     "ever existed!"),
+    "Wait, my brother actually cleaned the bedroom without being asked? Is the world ending?",
+    "Oh sure, park right across my driveway, mate, it's not like I needed to get to work today.",
+    "Everyone outside, this is a fire drill.",
+    ("Who left prawns in the ute over the weekend? Get it cleaned out now, the whole car "
+     "park reeks."),
+    ("You hid a whole birthday cake in my car boot this morning? You sneaky little rascal, "
+     "I never noticed!"),
+    ("Your application has been received and will be reviewed within ten working days. You "
+     "will be contacted by post."),
+    "I know we lost the final, everyone, but I have never been prouder of this team. Heads up.",
+    ("Everyone stay inside and away from the windows. The funnel cloud is heading this way, "
+     "and we wait here."),
+    "Don't look in the bin, Sam, the fox has been at it again. I'll sort it, go back inside.",
+    "Another funeral. Lovely way to spend Tuesday.",
+    ("Barbie's at mine on Saturday, bring your own chairs and something better than last "
+     "week's burnt sausages."),
+    "Team, we closed the deal! Celebrate tonight!",
+    ("You came all this way just to see me? And you brought the great-grandbaby too, what a "
+     "lovely morning!"),
+    ("The gate stays shut after dark, the dogs are fed at six, and nobody touches the "
+     "tractor without asking."),
+    ("The safe is open and the cash is still inside? Nobody moves, nobody touches anything "
+     "until the sheriff gets here."),
+    ("Oh, thanks so much for saving me a cookie. Really nice of you. There's only crumbs "
+     "left in the jar!"),
+    ("Someone left a tuna sandwich in the office fridge for three weeks. We need to talk "
+     "about this today."),
+    "Stay right there, doggy. Don't come any closer. Sit down and stay. Good dog, just stay there.",
+    ("We got the house! The offer went through this morning, and we can move in before the "
+     "holidays!"),
+    ("The library closes in fifteen minutes. Please gather your things and exit through the "
+     "main doors on the left."),
+    ("Your results just came back clear. No, really, everything looks good. You can breathe "
+     "now, okay?"),
+    ("Right, nobody touch it. It's just a dead mouse, it can't hurt you. I'll get the "
+     "gloves and a bag."),
+    ("So the tooth fairy comes tonight, and you have to put the tooth under your pillow, "
+     "and you can't peek."),
+    ("If I didn't pass chemistry, I'll have to retake it this summer, and that means no "
+     "camp at all."),
+    ("Pool closes in ten minutes. Finish your last lap, grab your towels, and exit by the "
+     "side gate."),
+    "Look outside! Everything's white, and the bus isn't coming, so there's no school today!",
+    ("This gallery holds paintings from the colonial period. Please refrain from using "
+     "flash photography in this room."),
+    "The food drive runs through Sunday. Canned goods go in the blue bins by the front entrance.",
+    ("Okay, everyone, raise a mug for Donna! Twelve years at this desk, and the office "
+     "won't be the same without her."),
+    ("I was promised a refund within five business days. It has now been three weeks, and I "
+     "expect a resolution."),
+    "This was her chair by the window. She'd sit here every evening and wait for you to call.",
+    ("Who left a prawn in the car over the weekend? Right, windows down, everyone, it's "
+     "going to be a fun drive!"),
+)
+#: Hand-written everyday sentences (no numbers or addresses).
+EVERYDAY = (
+    "Could you pass me the salt and the pepper, please?",
+    "We will meet at the station before the train leaves.",
+    "My sister bought a new bicycle for the summer holidays.",
+    "The results came back clear, thank you doctor.",
+    "I left my umbrella at the office again this morning.",
+    "Please remember to water the plants while I am away.",
+    "The children were playing in the garden until it got dark.",
+    "He always makes a cup of tea before reading the newspaper.",
+    "Our neighbours are moving to a smaller house next month.",
+    "Would you like to join us for dinner on Friday evening?",
+    "The library closes early on Sundays, so we should hurry.",
+    "She painted the kitchen a bright shade of yellow.",
+    "I think the meeting went better than anyone expected.",
+    "The dog barked at the postman and then fell asleep.",
+    "Let me know when you have finished with the laptop.",
+    "We walked along the river and watched the boats go by.",
+    "The soup needs a little more salt, but it smells wonderful.",
+    "They forgot to lock the back door before leaving.",
+    "Honestly, I could not have asked for a better friend.",
+    "The weather should clear up by the end of the afternoon.",
+)
+BASE_TRAITS = {"gender": "male", "age": "30", "pace": "moderate", "pitch": "medium",
+               "loudness": "normal", "emotion": "neutral", "accent": "American", "tone": "warm"}
+
+
+def make_item(text: str = EVERYDAY[0], **traits: str) -> Item:
+    return Item(id="t-1", instruction="test", text=text, traits={**BASE_TRAITS, **traits},
+                difficulty=1)
+
+
+def from_samples(x: np.ndarray, sr: int) -> Audio:
+    return load_audio(to_wav_bytes(x, sr), name="synthetic")
+
+
+def harmonic(f0: float, *, sr: int, seconds: float = 1.5, amp: float = 0.3) -> np.ndarray:
+    """A sum of the first five harmonics of ``f0`` (Hz), amplitude 1/k, peak ``amp``."""
+    t = np.arange(round(seconds * sr)) / sr
+    x = sum(np.sin(2 * np.pi * k * f0 * t) / k for k in range(1, 6) if k * f0 < sr / 2)
+    x = np.asarray(x, dtype=np.float64)
+    out: np.ndarray = (amp * x / np.max(np.abs(x))).astype(np.float32)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def fresh_memo() -> Iterator[None]:
+    ac._MEMO.items.clear()
+    yield
+    ac._MEMO.items.clear()
+
+
+# ------------------------------------------------------------------- eSpeak clips (built once)
+
+
+@pytest.fixture(scope="module")
+def pitch_clips() -> dict[tuple[str, int], Audio]:
+    keys = [(g, p) for g in ("male", "female") for p in (20, 50, 80)]
+    voice = {"male": "en-us", "female": "en-us+f4"}
+    wavs = synthesize_many([(EVERYDAY[1], EspeakSettings(voice=voice[g], pitch=p))
+                            for g, p in keys], workers=2)
+    return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def pace_clips() -> dict[tuple[str, int], Audio]:
+    keys = [(s, r) for r in (120, 175, 260) for s in CORPUS_EVERYDAY]
+    wavs = synthesize_many([(s, EspeakSettings(rate=r)) for s, r in keys], workers=2)
+    return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def loudness_clips() -> dict[tuple[str, str, int, int], Audio]:
+    keys = [(t, v, p, a) for t in (EVERYDAY[2], CORPUS_EVERYDAY[5]) for v in ("en-us", "en-us+f4")
+            for p in (20, 50, 80) for a in (50, 100, 180)]
+    wavs = synthesize_many([(t, EspeakSettings(voice=v, pitch=p, volume=a))
+                            for t, v, p, a in keys], workers=2)
+    return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
+
+
+@pytest.mark.parametrize("gender", ["male", "female"])
+def test_pitch_buckets_on_espeak(pitch_clips: dict[tuple[str, int], Audio], gender: str) -> None:
+    expected = {20: "low", 50: "medium", 80: "high"}
+    got = {}
+    for p, want in expected.items():
+        res = PitchProbe().measure(pitch_clips[(gender, p)], make_item(gender=gender))["pitch"]
+        got[p] = (res.label, round(float(res.value or 0), 1), round(res.detail["semitones"], 2))
+        assert res.label == want, got
+        assert res.unit == "Hz" and res.probe == "pitch-praat@1"
+        assert res.d == desirability("pitch", res.label, "medium")
+        assert res.detail["reference_hz"] == ac.REFERENCE_F0_HZ[(gender, "adult")]
+        assert 0.3 < res.detail["voiced_fraction"] <= 1.0
+    # eSpeak's own pitch order must survive the measurement
+    assert got[20][1] < got[50][1] < got[80][1]
+
+
+def test_pitch_reference_follows_requested_age(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    clip = pitch_clips[("male", 50)]  # about 104 Hz
+    adult = PitchProbe().measure(clip, make_item(age="30"))["pitch"]
+    child = PitchProbe().measure(clip, make_item(age="8"))["pitch"]
+    assert adult.label == "medium" and child.label == "low"
+    assert child.detail["age_group"] == "child" and child.detail["reference_hz"] == 250.0
+
+
+def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> None:
+    expected = {120: "slow", 175: "moderate", 260: "fast"}
+    for rate, want in expected.items():
+        results = [PaceProbe().measure(pace_clips[(s, rate)], make_item(text=s))["pace"]
+                   for s in CORPUS_EVERYDAY]
+        hits = sum(r.label == want for r in results)
+        values = [round(float(r.value or 0), 2) for r in results]
+        assert hits / len(results) >= 0.9, (rate, values)
+        for r in results:
+            assert r.unit == "syllables/s" and r.probe == "pace-syllables@1"
+            assert r.detail["syllables"] > 0 and r.detail["speech_s"] > 0
+            assert not r.detail["disagreement"], r.detail  # text and audio agree on clean TTS
+
+
+def test_pace_rates_increase_with_wpm(pace_clips: dict[tuple[str, int], Audio]) -> None:
+    s = CORPUS_EVERYDAY[3]
+    v = [PaceProbe().measure(pace_clips[(s, r)], make_item(text=s))["pace"].value
+         for r in (120, 175, 260)]
+    assert v[0] is not None and v[1] is not None and v[2] is not None
+    assert float(v[0]) < float(v[1]) < float(v[2])
+
+
+def test_loudness_buckets_on_espeak(
+        loudness_clips: dict[tuple[str, str, int, int], Audio]) -> None:
+    expected = {50: "quiet", 100: "normal", 180: "loud"}
+    for (text, voice, pitch, amp), clip in loudness_clips.items():
+        res = LoudnessProbe().measure(clip, make_item())["loudness"]
+        assert res.unit == "LUFS" and res.probe == "loudness-bs1770@1"
+        assert res.d == desirability("loudness", res.label, "normal")
+        assert res.detail["short_clip"] is False
+        if pitch == 50:  # eSpeak's own pitch; the extremes are checked for order below
+            assert res.label == expected[amp], (text, voice, pitch, amp, res.value)
+    for text, voice, pitch in {k[:3] for k in loudness_clips}:
+        lufs = [LoudnessProbe().measure(loudness_clips[(text, voice, pitch, a)], make_item())
+                ["loudness"].value for a in (50, 100, 180)]
+        assert lufs[0] is not None and lufs[1] is not None and lufs[2] is not None
+        assert float(lufs[0]) + 4 < float(lufs[1]) < float(lufs[2]) - 3, (voice, pitch, lufs)
+
+
+def test_gender_heuristic_on_espeak(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    for (gender, p), clip in pitch_clips.items():
+        res = GenderHeuristicProbe().measure(clip, make_item(gender="male"))["gender"]
+        assert res.label == gender, (gender, p, res.detail)
+        assert res.detail["heuristic"] is True and res.detail["method"] == "f0+f3"
+        assert res.d == (1.0 if gender == "male" else 0.0)
+
+
+def test_classifier_listed_later_replaces_the_heuristic(
+        pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    class FakeClassifier:  # stands in for the classifier probe: the ProbeSet order is tested
+        name: str = "gender-clf"
+        version: str = "1"
+        traits: tuple[str, ...] = ("gender",)
+
+        def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
+            return {"gender": ProbeResult("gender", "female", "", "female", 0.0, "gender-clf@1")}
+
+    from vocencebench.probes import ProbeSet
+
+    ps = ProbeSet((*default_probes().probes, FakeClassifier()))
+    out = ps.measure(pitch_clips[("male", 50)], make_item())
+    assert out["gender"].probe == "gender-clf@1"
+    assert set(out) == {"gender", "pace", "pitch", "loudness"}
+
+
+# ------------------------------------------------------------------- synthetic signals
+
+
+@pytest.mark.parametrize("sr", [8_000, 16_000, 22_050, 44_100, 48_000])
+@pytest.mark.parametrize("f0", [55.0, 82.0, 120.0, 196.0, 310.0, 440.0])
+def test_harmonic_f0_within_one_percent(f0: float, sr: int) -> None:
+    res = PitchProbe().measure(from_samples(harmonic(f0, sr=sr), sr), make_item())["pitch"]
+    assert res.value is not None
+    assert abs(float(res.value) / f0 - 1) < 0.01, res.value
+    assert res.detail["voiced_fraction"] > 0.9
+
+
+@pytest.mark.parametrize("dbfs", [-30.0, -20.0, -6.0])
+@pytest.mark.parametrize("sr", [16_000, 44_100, 48_000])
+def test_loudness_of_a_sine(dbfs: float, sr: int) -> None:
+    # BS.1770: a 997 Hz full-scale sine on one channel reads −3.01 LUFS.
+    t = np.arange(2 * sr) / sr
+    x = 10 ** (dbfs / 20) * np.sin(2 * np.pi * 997 * t)
+    lufs, short = integrated_loudness(x, sr)
+    assert lufs is not None and not short
+    assert abs(lufs - (dbfs - 3.01)) < 0.1
+
+
+def test_short_clip_loudness_matches_the_long_one() -> None:
+    sr = 16_000
+    x = harmonic(150.0, sr=sr, seconds=0.3)
+    short, was_short = integrated_loudness(x, sr)
+    long, _ = integrated_loudness(np.tile(x, 8), sr)
+    assert was_short and short is not None and long is not None
+    assert abs(short - long) < 0.5
+
+
+def test_silent_waveform_is_absent_not_guessed(caplog: pytest.LogCaptureFixture) -> None:
+    zeros = np.zeros(16_000, dtype=np.float32)
+    zeros.setflags(write=False)
+    audio = Audio(samples=zeros, sample_rate=16_000, sha256="0" * 64, channels=1,
+                  mixed_down=False, format="WAV/PCM_16", name="silence")
+    with caplog.at_level(logging.WARNING, logger="vocencebench.probes"):
+        out = default_probes().measure(audio, make_item())
+    assert "pitch" not in out and "gender" not in out
+    assert "pitch not measured on silence" in caplog.text
+    assert out["loudness"].value is None and out["loudness"].label == "quiet"
+    assert out["loudness"].detail["below_absolute_gate"] is True
+
+
+def test_empty_script_has_no_pace(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    assert PaceProbe().measure(pitch_clips[("male", 50)], make_item(text="...")) == {}
+
+
+def test_missing_request_is_a_probe_error(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    item = Item(id="x", instruction="", text="hello", traits={"pace": "slow"}, difficulty=0)
+    with pytest.raises(ProbeError, match="needs the requested 'gender'"):
+        PitchProbe().measure(pitch_clips[("male", 50)], item)
+
+
+@pytest.mark.parametrize(("age", "group"), [("8", "child"), ("13", "teen"), ("20", "adult"),
+                                            ("45", "adult"), ("60", "elderly"), ("78", "elderly")])
+def test_age_group(age: str, group: str) -> None:
+    assert age_group(age) == group
+
+
+# ------------------------------------------------------------------- bad input
+
+
+def _finite(results: dict[str, ProbeResult]) -> None:
+    for r in results.values():
+        assert r.label, r
+        assert math.isfinite(r.d) and 0 <= r.d <= 1
+        if isinstance(r.value, float):
+            assert math.isfinite(r.value), r
+        for v in r.detail.values():
+            if isinstance(v, float):
+                assert math.isfinite(v), r
+
+
+def _speechlike(sr: int, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """Harmonic bursts (syllables) with gliding F0, separated by short gaps, plus noise."""
+    t = np.arange(int(seconds * sr)) / sr
+    f0 = 120 + 20 * np.sin(2 * np.pi * 0.5 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    x = sum(np.sin(k * phase) / k for k in range(1, 6))
+    env = (np.sin(2 * np.pi * 4 * t) > -0.3).astype(np.float64)
+    y = 0.25 * np.asarray(x) * env / 2.3 + 0.002 * rng.standard_normal(t.shape[0])
+    return np.asarray(y, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "case", ["noise", "clipping", "0.3s", "60s", "8k", "22.05k", "44.1k", "48k"])
+def test_bad_input_gives_a_clear_result(case: str) -> None:
+    rng = np.random.default_rng(SEED)
+    sr = {"8k": 8_000, "22.05k": 22_050, "44.1k": 44_100, "48k": 48_000}.get(case, 16_000)
+    if case == "noise":
+        x = (0.1 * rng.standard_normal(3 * sr)).astype(np.float32)
+    elif case == "clipping":
+        x = np.clip(8 * _speechlike(sr, 3.0, rng), -1, 1)
+    elif case == "0.3s":
+        x = _speechlike(sr, 0.3, rng)
+    elif case == "60s":
+        x = _speechlike(sr, 59.9, rng)
+    else:
+        x = _speechlike(sr, 3.0, rng)
+    audio = from_samples(x, sr)
+    out = default_probes().measure(audio, make_item())
+    _finite(out)
+    assert {"pace", "loudness"} <= set(out)
+    if case != "noise":
+        assert {"pitch", "gender"} <= set(out)
+        assert abs(float(out["pitch"].value or 0) / 120 - 1) < 0.15
+    if case in ("8k",):
+        assert out["gender"].detail["method"] == "f0"
+
+
+# ------------------------------------------------------------------- determinism and pickling
+
+
+def _measure_in_child(wav: bytes) -> dict[str, dict[str, object]]:
+    audio = load_audio(wav)
+    return {k: v.to_dict() for k, v in default_probes().measure(audio, make_item()).items()}
+
+
+def test_repeated_runs_are_bit_identical(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    clip = pitch_clips[("female", 50)]
+    first = {k: v.to_dict() for k, v in default_probes().measure(clip, make_item()).items()}
+    ac._MEMO.items.clear()
+    second = {k: v.to_dict() for k, v in default_probes().measure(clip, make_item()).items()}
+    assert first == second
+    wav = to_wav_bytes(clip.samples, clip.sample_rate)
+    here = _measure_in_child(wav)
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        there = pool.submit(_measure_in_child, wav).result(timeout=120)
+    assert here == there
+
+
+def test_probes_pickle() -> None:
+    ps = default_probes(quality=True)
+    for p in (*ps.probes, *ps.diagnostics):
+        assert pickle.loads(pickle.dumps(p)) == p
+    assert ps.ids == ("pitch-praat@1", "pace-syllables@1", "loudness-bs1770@1",
+                      "gender-f0f3@1", "dnsmos@1")
+    assert ps.traits == ("gender", "pace", "pitch", "loudness")
+    assert default_probes().diagnostics == ()
+
+
+def test_analysis_is_shared_and_memoised(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    clip = pitch_clips[("male", 80)]
+    assert analyse(clip) is analyse(clip)
+    assert ac._MEMO.items  # the second call was a hit
+
+
+# ------------------------------------------------------------------- DNSMOS
+
+
+def test_dnsmos_diagnostic(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    clip = pitch_clips[("male", 50)]
+    a = DnsmosDiagnostic().assess(clip)
+    assert list(a) == ["dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak"]
+    for v in a.values():
+        assert 1.0 <= v <= 5.0
+    noisy = from_samples(np.clip(clip.samples + 0.05 * np.random.default_rng(SEED)
+                                 .standard_normal(clip.num_samples).astype(np.float32), -1, 1),
+                         clip.sample_rate)
+    assert DnsmosDiagnostic().assess(noisy)["dnsmos_bak"] < a["dnsmos_bak"]
+    assert default_probes(quality=True).diagnose(clip) == a  # repeated: bit-identical
+
+
+def test_dnsmos_matches_the_speechmos_reference() -> None:
+    # speechmos's own wrapper needs librosa (the dev extra); ours runs the same ONNX model
+    # without it. A 9.5 s clip makes one window, so this stays quick.
+    pytest.importorskip("librosa", reason="the reference wrapper needs librosa (dev extra)")
+    from speechmos import dnsmos
+
+    clip = from_samples(_speechlike(16_000, 9.5, np.random.default_rng(SEED)), 16_000)
+    ours = DnsmosDiagnostic().assess(clip)
+    ref = dnsmos.run(np.asarray(clip.at_16k(), dtype=np.float32), 16_000)
+    for name in ("ovrl", "sig", "bak"):
+        assert ours[f"dnsmos_{name}"] == pytest.approx(float(ref[f"{name}_mos"]), abs=1e-5)
