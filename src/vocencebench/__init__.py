@@ -12,7 +12,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from .decide import composite, decide, desirability, gate, margin
+# `decide` stays a module name (vocencebench.decide); its function is decide.decide.
+from .decide import composite, desirability, gate, margin
 from .errors import (
     AudioError,
     BudgetExceededError,
@@ -111,7 +112,6 @@ __all__ = [
     "VocenceError",
     "__version__",
     "composite",
-    "decide",
     "desirability",
     "gate",
     "margin",
