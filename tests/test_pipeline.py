@@ -4,6 +4,7 @@ server speaking their HTTP APIs on 127.0.0.1, the cache, the reports and the CLI
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -171,3 +172,43 @@ def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["run", "--system-a", "espeak-flat", "--system-b", "espeak-follow",
                "--judge", "local:nourl", "--limit", "2", "--no-cache", "--quiet"])
     assert rc == 2 and "local:URL#MODEL" in capsys.readouterr().err
+
+
+class _BatchedEmotion:
+    """A model-like probe with ``measure_batch``: must run batched in the main process."""
+
+    name, version, traits = "fake-emotion", "1", ("emotion",)
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[int, int]] = []
+
+    def _one(self, audio: Any, item: Any) -> dict[str, Any]:
+        label = "calm" if audio.duration > 2.5 else "neutral"
+        d = 1.0 if item.traits["emotion"] == label else 0.0
+        return {"emotion": vb.ProbeResult("emotion", label, "class", label, d,
+                                          "fake-emotion@1")}
+
+    def measure(self, audio: Any, item: Any) -> dict[str, Any]:
+        return self._one(audio, item)
+
+    def measure_batch(self, audios: Any, items: Any) -> list[dict[str, Any]]:
+        self.batches.append((os.getpid(), len(audios)))
+        return [self._one(a, it) for a, it in zip(audios, items, strict=True)]
+
+
+def test_batched_probes_run_in_the_main_process(tmp_path: Path) -> None:
+    items = vb.load_benchmark("benchmark_v1")[:5]
+    fake = _BatchedEmotion()
+    base = vb.default_probes()
+    probes = vb.ProbeSet((*base.probes, fake))
+    h = vb.benchmark(items, EspeakSystem("espeak-flat"), EspeakSystem("espeak-follow"),
+                     probes=probes, labels=("flat", "follow"), workers=2, progress=False,
+                     cache=tmp_path / "c.sqlite")
+    assert fake.batches and all(pid == os.getpid() for pid, _ in fake.batches)
+    assert sum(n for _, n in fake.batches) == 10
+    assert all("emotion" in p.a.d and "pitch" in p.a.d for p in h.pairs)
+    # Same numbers as the plain per-clip ProbeSet.measure in one process.
+    ref = vb.benchmark(items, EspeakSystem("espeak-flat"), EspeakSystem("espeak-follow"),
+                       probes=vb.ProbeSet((*base.probes, _BatchedEmotion())),
+                       labels=("flat", "follow"), workers=1, progress=False)
+    assert [s.to_dict() for s in ref.samples] == [s.to_dict() for s in h.samples]

@@ -260,6 +260,68 @@ def _assemble(item: Item, label: str, part: Mapping[str, Any],
     )
 
 
+# Clips per forward pass group for batched (GPU) probes such as the classifiers.
+_BATCH_CLIPS = 32
+
+
+def _split_batched(probes: Any) -> tuple[Any, tuple[Any, ...]]:
+    """(probes that run per clip in the worker pool, probes with ``measure_batch`` that run
+    batched in this process — the model-backed classifiers, one model copy on the GPU)."""
+    if probes is None:
+        return None, ()
+    batched = tuple(p for p in probes.probes if callable(getattr(p, "measure_batch", None)))
+    if not batched:
+        return probes, ()
+    from .probes import ProbeSet
+
+    per_clip = ProbeSet([p for p in probes.probes if all(p is not q for q in batched)],
+                        diagnostics=probes.diagnostics, registry=probes.registry)
+    return per_clip, batched
+
+
+def _merge_results(probes: Any, results: Sequence[Mapping[str, ProbeResult]]
+                   ) -> dict[str, ProbeResult]:
+    """Per trait, the result of the latest probe in ``probes`` (ProbeSet priority)."""
+    rank = {pid: k for k, pid in enumerate(probes.ids)}
+    best: dict[str, ProbeResult] = {}
+    for res in results:
+        for trait, r in res.items():
+            if trait not in best or rank.get(r.probe, -1) >= rank.get(best[trait].probe, -1):
+                best[trait] = r
+    return {t: best[t] for t in probes.registry.names() if t in best}
+
+
+def _add_batched(
+    probes: Any,
+    batched: tuple[Any, ...],
+    done: list[tuple[int, ClipAnalysis, bytes]],
+    items: Sequence[Item],
+) -> list[ClipAnalysis]:
+    """Run the batched probes over finished per-clip analyses and merge their results."""
+    from dataclasses import replace
+
+    from .audio import load_audio
+
+    audios = [load_audio(wav, name=an.system + "/" + an.item) for _, an, wav in done]
+    its = [items[i] for i, _, _ in done]
+    extra: list[list[Mapping[str, ProbeResult]]] = [[] for _ in done]
+    notes: list[list[str]] = [[] for _ in done]
+    for p in batched:
+        try:
+            outs = p.measure_batch(audios, its)
+        except VocenceError as exc:
+            for k in range(len(done)):
+                notes[k].append(f"probes failed: {exc}")
+            continue
+        for k, res in enumerate(outs):
+            extra[k].append(res)
+    return [
+        replace(an, probes=_merge_results(probes, [an.probes, *extra[k]]),
+                notes=(*an.notes, *notes[k]))
+        for k, (_, an, _) in enumerate(done)
+    ]
+
+
 def _analyse_all(
     items: Sequence[Item],
     clips: Sequence[bytes | None],
@@ -274,6 +336,7 @@ def _analyse_all(
 ) -> list[ClipAnalysis]:
     out: list[ClipAnalysis | None] = [None] * len(items)
     parts: dict[int, tuple[Any, Any]] = {}
+    per_clip, batched = _split_batched(probes)
     units: list[tuple[int, tuple[Item, bytes | None, str, Any, Any]]] = []
     for i, (item, wav) in enumerate(zip(items, clips, strict=True)):
         if wav is None:
@@ -287,30 +350,49 @@ def _analyse_all(
             out[i] = _assemble(item, label, part, tr)
             continue
         parts[i] = (part, tr)
-        units.append((i, (item, wav, label, probes if part is None else None,
+        units.append((i, (item, wav, label, per_clip if part is None else None,
                           transcriber if need_tr else None)))
+
+    def finish(i: int, an: ClipAnalysis) -> None:
+        item, wav = items[i], clips[i]
+        assert wav is not None
+        tkey, pkey = _analysis_keys(item, wav, probes, transcriber)
+        part, tr = parts[i]
+        if part is None:
+            part = {"sha256": an.sha256, "duration": an.duration, "notes": list(an.notes),
+                    "quality": an.quality,
+                    "probes": {k: v.to_dict(versioned=False) for k, v in an.probes.items()}}
+            cache.put_json("probes", pkey, part)
+        if transcriber is not None and tr is None:
+            tr = {"text": an.transcript, "engine": an.asr_engine}
+            cache.put_json("transcripts", tkey, tr)
+        out[i] = _assemble(item, label, part, tr)
+
+    pending: list[tuple[int, ClipAnalysis, bytes]] = []
+
+    def flush() -> None:
+        for (i, _, _), an in zip(pending, _add_batched(probes, batched, pending, items),
+                                 strict=True):
+            finish(i, an)
+        pending.clear()
+
     prog = _progress(progress, len(units), f"analyse {label}")
     try:
         for j, an in executor.map_unordered(_analyse_unit, [u for _, u in units]):
             i = units[j][0]
-            item, wav = items[i], units[j][1][1]
-            assert wav is not None
             if an.failure is not None:
                 out[i] = an  # undecodable or ASR failure: not cached, redone on resume
-                _tick(prog)
-                continue
-            tkey, pkey = _analysis_keys(item, wav, probes, transcriber)
-            part, tr = parts[i]
-            if part is None:
-                part = {"sha256": an.sha256, "duration": an.duration, "notes": list(an.notes),
-                        "quality": an.quality,
-                        "probes": {k: v.to_dict(versioned=False) for k, v in an.probes.items()}}
-                cache.put_json("probes", pkey, part)
-            if transcriber is not None and tr is None:
-                tr = {"text": an.transcript, "engine": an.asr_engine}
-                cache.put_json("transcripts", tkey, tr)
-            out[i] = _assemble(item, label, part, tr)
+            elif batched and parts[i][0] is None:
+                wav = clips[i]
+                assert wav is not None
+                pending.append((i, an, wav))
+                if len(pending) >= _BATCH_CLIPS:
+                    flush()
+            else:
+                finish(i, an)
             _tick(prog)
+        if pending:
+            flush()
     finally:
         _stop(prog)
     return [a for a in out if a is not None]
@@ -415,7 +497,7 @@ def compare_models(
     own_executor = not hasattr(executor, "map_unordered")
     exe: Executor = (make_executor(executor if isinstance(executor, str) else None,
                                    workers=workers) if own_executor else executor)  # type: ignore[assignment]
-    in_process = not (_picklable(probes) and _picklable(transcriber))
+    in_process = not (_picklable(_split_batched(probes)[0]) and _picklable(transcriber))
     if in_process and exe.workers > 1:
         exe.close()
         exe = make_executor("serial")
