@@ -157,7 +157,10 @@ def test_cli_demo_limit_and_decide_reproduces(tmp_path: Path,
     assert main(["demo", "--limit", "6", "--out", str(out), "--quiet", "--workers", "1"]) == 0
     printed = capsys.readouterr().out
     assert "DECISION:" in printed and "gate OFF" in printed and "JUDGE OFF" in printed
-    run = json.loads((out / "run.json").read_text())
+    run_text = (out / "run.json").read_text()
+    head = "\n".join(run_text.splitlines()[:5])
+    assert "gate OFF" in head and "JUDGE OFF" in head  # the JSON says so in its first lines
+    run = json.loads(run_text)
     assert main(["decide", str(out / "scores.jsonl"), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     for key in ("winner", "lcb", "margin", "mean_a", "mean_b", "n"):

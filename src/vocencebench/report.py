@@ -373,7 +373,10 @@ def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
     with open(out / "scores.jsonl", "w", encoding="utf-8") as f:
         for s in h.samples:
             f.write(dumps_canonical(s.to_dict()) + "\n")
-    (out / "run.json").write_text(h.to_json() + "\n", encoding="utf-8")
+    # Status first, so the file's opening lines say what did not run (gate, judge, probes).
+    run = {"status": h.status(), **h.to_dict()}
+    (out / "run.json").write_text(json.dumps(run, indent=1, ensure_ascii=False,
+                                             allow_nan=False) + "\n", encoding="utf-8")
     (out / "report.md").write_text(render_markdown(h), encoding="utf-8")
     (out / "report.html").write_text(render_html(h), encoding="utf-8")
     return out

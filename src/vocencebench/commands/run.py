@@ -73,11 +73,11 @@ def _execute(args: argparse.Namespace) -> int:
     if args.classifiers:
         from ..probes import with_classifiers
 
-        probes: Any = with_classifiers()
+        probes: Any = with_classifiers(quality=args.quality)
     else:
         from ..probes import default_probes
 
-        probes = default_probes()
+        probes = default_probes(quality=args.quality)
     out = Path(args.out or f"runs/{label_a}-vs-{label_b}")
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
     progress = not args.quiet and sys.stderr.isatty()
@@ -138,6 +138,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     p.add_argument("--out", default=None, help="output directory of the run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quality", action="store_true",
+                   help="also report DNSMOS quality per clip (diagnostic, ~1 CPU-s per clip)")
 
 
 def register(sub: Any) -> None:
