@@ -341,7 +341,7 @@ def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_whisper_tiny_model_runs(tiny_whisper: Path, clips: dict[str, bytes]) -> None:
     tr = whisper_transcriber(str(tiny_whisper), device="cpu", compute_type="float32")
     assert tr.device == "cpu" and tr.compute_type == "float32"
-    assert tr.engine.startswith("faster-whisper@") and tr.engine.endswith("/ct2")
+    assert tr.engine.startswith("faster-whisper@") and tr.engine.endswith("/ct2/float32")
     assert isinstance(tr, Transcriber)
     out = tr(clips["fox"])
     assert isinstance(out, Transcript) and isinstance(out.text, str)

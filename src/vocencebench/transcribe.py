@@ -248,7 +248,8 @@ class WhisperTranscriber:
         self.compute_type = compute_type or ("float16" if self.device == "cuda" else "int8")
         self.cpu_threads = cpu_threads
         label = os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
-        self._engine = f"faster-whisper@{_version('faster-whisper')}/{label}"
+        # Compute type is part of the identity: int8 and float16 decode differently.
+        self._engine = f"faster-whisper@{_version('faster-whisper')}/{label}/{self.compute_type}"
         self._model: Any = None
         self._lock = threading.Lock()
 
