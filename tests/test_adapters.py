@@ -160,3 +160,61 @@ def test_parse_system_spec_errors() -> None:
     with pytest.raises(ConfigError, match="unknown system 'nope'"):
         parse_system_spec("nope")
     assert isinstance(parse_system_spec("cmd:tts {text} {out}"), CommandAdapter)
+
+
+class _FakeQwenModel:
+    """Stands in for qwen_tts.Qwen3TTSModel: records batches, fails one on request."""
+
+    batches: ClassVar[list[list[str]]] = []
+    loaded: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+
+    @classmethod
+    def from_pretrained(cls, path: str, **kw: Any) -> _FakeQwenModel:
+        cls.loaded.append((path, kw))
+        return cls()
+
+    def generate_voice_design(self, *, text: list[str], language: list[str],
+                              instruct: list[str]) -> tuple[list[Any], int]:
+        import numpy as np
+
+        type(self).batches.append(list(text))
+        assert language == ["English"] * len(text) and len(instruct) == len(text)
+        if "BOOM" in text:
+            raise RuntimeError("CUDA error: device-side assert")
+        return [np.full(12000 * (k + 1), 0.1, dtype=np.float32) for k in range(len(text))], 24000
+
+
+def test_qwen3_adapter_batches_and_isolates_a_failing_batch(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    import types
+
+    pytest.importorskip("torch")
+    from vocencebench.adapters import Qwen3TTSAdapter
+    from vocencebench.audio import load_audio
+
+    fake = types.ModuleType("qwen_tts")
+    fake.Qwen3TTSModel = _FakeQwenModel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "qwen_tts", fake)
+    ad = Qwen3TTSAdapter("/ckpt/voice-design", device="cpu", batch_size=2)
+    assert ad.system_id == "qwen3:/ckpt/voice-design" and _FakeQwenModel.loaded == []  # lazy
+    reqs = [("one", "i1"), ("two", "i2"), ("BOOM", "i3"), ("four", "i4"), ("five", "i5")]
+    out = ad.synthesize_many(reqs)
+    assert _FakeQwenModel.batches == [["one", "two"], ["BOOM", "four"], ["five"]]
+    assert isinstance(out[2], SynthesisError) and isinstance(out[3], SynthesisError)
+    assert "device-side assert" in str(out[2])
+    good = [load_audio(o) for o in out if isinstance(o, bytes)]
+    assert [a.sample_rate for a in good] == [24000] * 3
+    assert [round(a.duration, 2) for a in good] == [0.5, 1.0, 0.5]
+    assert len(_FakeQwenModel.loaded) == 1 and _FakeQwenModel.loaded[0][1]["device_map"] == "cpu"
+
+
+def test_model_adapters_name_their_extra_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vocencebench.adapters import ParlerTTSAdapter, Qwen3TTSAdapter
+    from vocencebench.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "qwen_tts", None)
+    monkeypatch.setitem(sys.modules, "parler_tts", None)
+    with pytest.raises(MissingDependencyError, match=r"vocencebench\[qwen3\]"):
+        Qwen3TTSAdapter("/x")("a", "b")
+    with pytest.raises(MissingDependencyError, match=r"vocencebench\[parler\]"):
+        ParlerTTSAdapter("/x")("a", "b")

@@ -243,6 +243,26 @@ class OpenAISpeechAdapter:
         return f"OpenAISpeechAdapter({self.base_url!r}, model={self.model!r}, voice={self.voice!r})"
 
 
+def _in_batches(
+    sid: str,
+    requests: Sequence[tuple[str, str]],
+    size: int,
+    render: Callable[[Sequence[tuple[str, str]]], list[bytes]],
+) -> list[bytes | Exception]:
+    """``render`` each chunk of ``size`` requests; a chunk that raises fails its own items."""
+    out: list[bytes | Exception] = []
+    for start in range(0, len(requests), size):
+        chunk = requests[start : start + size]
+        try:
+            wavs = render(chunk)
+            if len(wavs) != len(chunk):
+                raise SynthesisError(f"{len(wavs)} clips for {len(chunk)} requests")
+            out.extend(wavs)
+        except Exception as exc:  # one bad batch fails its items, not the run
+            out.extend(SynthesisError(f"{sid}: {type(exc).__name__}: {exc}") for _ in chunk)
+    return out
+
+
 def _torch_device(device: str) -> str:
     if device != "auto":
         return device
@@ -294,19 +314,16 @@ class Qwen3TTSAdapter:
         from .audio import to_wav_bytes
 
         model = self._load()
-        out: list[bytes | Exception] = []
-        for start in range(0, len(requests), self.batch_size):
-            chunk = requests[start : start + self.batch_size]
-            try:
-                wavs, sr = model.generate_voice_design(
-                    text=[t for t, _ in chunk],
-                    language=[self.language] * len(chunk),
-                    instruct=[i for _, i in chunk],
-                )
-                out.extend(to_wav_bytes(w, int(sr)) for w in wavs)
-            except Exception as exc:  # one bad batch fails its items, not the run
-                out.extend(SynthesisError(f"{self.system_id}: {exc}") for _ in chunk)
-        return out
+
+        def render(chunk: Sequence[tuple[str, str]]) -> list[bytes]:
+            wavs, sr = model.generate_voice_design(
+                text=[t for t, _ in chunk],
+                language=[self.language] * len(chunk),
+                instruct=[i for _, i in chunk],
+            )
+            return [to_wav_bytes(w, int(sr)) for w in wavs]
+
+        return _in_batches(self.system_id, requests, self.batch_size, render)
 
     def __call__(self, text: str, instruction: str) -> bytes:
         res = self.synthesize_many([(text, instruction)])[0]
@@ -347,25 +364,23 @@ class ParlerTTSAdapter:
 
         model, tok, dev = self._load()
         sr = int(model.config.sampling_rate)
-        out: list[bytes | Exception] = []
-        for start in range(0, len(requests), self.batch_size):
-            chunk = requests[start : start + self.batch_size]
-            try:
-                desc = tok([i for _, i in chunk], return_tensors="pt", padding=True).to(dev)
-                prompt = tok([t for t, _ in chunk], return_tensors="pt", padding=True).to(dev)
-                gen = model.generate(
-                    input_ids=desc.input_ids, attention_mask=desc.attention_mask,
-                    prompt_input_ids=prompt.input_ids,
-                    prompt_attention_mask=prompt.attention_mask,
-                    do_sample=False, return_dict_in_generate=True,
-                )
-                for k in range(len(chunk)):
-                    n = int(gen.audios_length[k])
-                    audio = gen.sequences[k, :n].float().cpu().numpy()
-                    out.append(to_wav_bytes(audio, sr))
-            except Exception as exc:
-                out.extend(SynthesisError(f"{self.system_id}: {exc}") for _ in chunk)
-        return out
+
+        def render(chunk: Sequence[tuple[str, str]]) -> list[bytes]:
+            desc = tok([i for _, i in chunk], return_tensors="pt", padding=True).to(dev)
+            prompt = tok([t for t, _ in chunk], return_tensors="pt", padding=True).to(dev)
+            gen = model.generate(
+                input_ids=desc.input_ids, attention_mask=desc.attention_mask,
+                prompt_input_ids=prompt.input_ids,
+                prompt_attention_mask=prompt.attention_mask,
+                do_sample=False, return_dict_in_generate=True,
+            )
+            return [
+                to_wav_bytes(gen.sequences[k, : int(gen.audios_length[k])].float().cpu().numpy(),
+                             sr)
+                for k in range(len(chunk))
+            ]
+
+        return _in_batches(self.system_id, requests, self.batch_size, render)
 
     def __call__(self, text: str, instruction: str) -> bytes:
         res = self.synthesize_many([(text, instruction)])[0]
