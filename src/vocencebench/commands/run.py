@@ -13,13 +13,13 @@ from ..errors import ConfigError
 __all__ = ["make_judge", "make_transcriber", "register"]
 
 
-def make_judge(spec: str | None) -> Any:
+def make_judge(spec: str | None, *, requests_per_minute: float | None = None) -> Any:
     """``none`` | ``gemini[:MODEL]`` | ``local:URL#MODEL`` → a judge (or None)."""
     if spec in (None, "", "none"):
         return None
     from ..judge import Judge
 
-    return Judge.from_spec(spec)
+    return Judge.from_spec(spec, requests_per_minute=requests_per_minute)
 
 
 def make_transcriber(spec: str | None) -> Any:
@@ -68,7 +68,7 @@ def _execute(args: argparse.Namespace) -> int:
     label_b = args.label_b or _default_label(args.system_b)
     if label_a == label_b:
         label_a, label_b = f"{label_a}-a", f"{label_b}-b"
-    judge = make_judge(args.judge)
+    judge = make_judge(args.judge, requests_per_minute=getattr(args, "judge_rpm", None))
     transcriber = make_transcriber(args.asr)
     if args.classifiers:
         from ..probes import with_classifiers
@@ -90,6 +90,7 @@ def _execute(args: argparse.Namespace) -> int:
         labels=(label_a, label_b), cache=cache, workers=args.workers,
         executor=args.executor, progress=progress, votes=args.votes,
         consistent=not args.no_swap, all_at_once=args.all_at_once,
+        judge_concurrency=getattr(args, "judge_concurrency", 4),
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     path = h2h.save(out)
@@ -160,6 +161,10 @@ def register(sub: Any) -> None:
                      help="run on the held-out partition defined by this private salt")
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     run.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    run.add_argument("--judge-rpm", type=float, default=None, metavar="N",
+                     help="at most N judge requests per minute (client-side rate limit)")
+    run.add_argument("--judge-concurrency", type=int, default=4, metavar="N",
+                     help="judge calls in flight at once (default 4)")
     run.add_argument("--all-at-once", action="store_true",
                      help="one judge upload per pair scores every judged dimension")
     run.add_argument("--no-swap", action="store_true",

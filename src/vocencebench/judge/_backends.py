@@ -360,6 +360,36 @@ def _retry_after_s(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class _RateLimiter:
+    """Spaces the starts of HTTP requests at least ``60 / requests_per_minute`` seconds
+    apart, across threads (a client-side rate limit; the server's 429s are still honoured)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0.0
+        self.interval_s = 0.0
+
+    def set(self, requests_per_minute: float | None) -> None:
+        if requests_per_minute is None:
+            self.interval_s = 0.0
+            return
+        if not (math.isfinite(requests_per_minute) and requests_per_minute > 0):
+            raise ConfigError(
+                f"requests_per_minute must be a positive number, got {requests_per_minute}"
+            )
+        self.interval_s = 60.0 / requests_per_minute
+
+    def delay(self) -> float:
+        """Seconds to wait before the next request may start (reserves its slot)."""
+        if not self.interval_s:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval_s
+            return start - now
+
+
 class _HTTPBackend(_Metered):
     """Shared request loop of the HTTP backends: timeouts, retries, budget, accounting."""
 
@@ -402,6 +432,17 @@ class _HTTPBackend(_Metered):
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
         self._meter = _Meter(model, price, spend_cap_usd)
+        self._limiter = _RateLimiter()
+
+    def set_rate_limit(self, requests_per_minute: float | None) -> None:
+        """Start at most ``requests_per_minute`` HTTP requests per minute (None: no limit)."""
+        self._limiter.set(requests_per_minute)
+
+    @property
+    def requests_per_minute(self) -> float | None:
+        """The client-side rate limit, or None."""
+        iv = self._limiter.interval_s
+        return 60.0 / iv if iv else None
 
     # -- subclass hooks
     def _url(self) -> str:
@@ -504,6 +545,9 @@ class _HTTPBackend(_Metered):
             for attempt in range(self.max_retries + 1):
                 log.debug("%s judge: POST %s (model %s, attempt %d)", self.kind, url,
                           self.model, attempt + 1)
+                pause = self._limiter.delay()
+                if pause > 0:
+                    self._sleep(pause)
                 try:
                     resp = client.post(url, json=payload, headers=self._headers())
                 except httpx.TransportError as exc:
@@ -544,6 +588,9 @@ class _HTTPBackend(_Metered):
                 for attempt in range(self.max_retries + 1):
                     log.debug("%s judge: POST %s (model %s, attempt %d)", self.kind, url,
                               self.model, attempt + 1)
+                    pause = self._limiter.delay()
+                    if pause > 0:
+                        await self._async_sleep(pause)
                     try:
                         resp = await client.post(url, json=payload, headers=self._headers())
                     except httpx.TransportError as exc:

@@ -402,11 +402,13 @@ class Judge:
         timeout_s: float = 180.0,
         max_retries: int = 5,
         transport: httpx.BaseTransport | None = None,
+        requests_per_minute: float | None = None,
         **judge_options: Any,
     ) -> Judge:
         """A judge on Gemini. The key comes from ``api_key`` or the environment
         (``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``); ``spend_cap_usd`` stops before the
-        next call could cross that many dollars; other options go to :class:`Judge`."""
+        next call could cross that many dollars; ``requests_per_minute`` spaces requests
+        (a client-side rate limit); other options go to :class:`Judge`."""
         key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if not key:
             raise ConfigError(
@@ -419,6 +421,7 @@ class Judge:
             schema_field=schema_field, timeout_s=timeout_s, max_retries=max_retries,
             transport=transport,
         )
+        backend.set_rate_limit(requests_per_minute)
         return cls(backend, **judge_options)
 
     @classmethod
@@ -434,15 +437,18 @@ class Judge:
         timeout_s: float = 180.0,
         max_retries: int = 5,
         transport: httpx.BaseTransport | None = None,
+        requests_per_minute: float | None = None,
         **judge_options: Any,
     ) -> Judge:
         """A judge on an OpenAI-compatible chat-completions server with audio input
-        (e.g. ``vllm serve Qwen/Qwen2.5-Omni-7B``); other options go to :class:`Judge`."""
+        (e.g. ``vllm serve Qwen/Qwen2.5-Omni-7B``); ``requests_per_minute`` spaces requests;
+        other options go to :class:`Judge`."""
         backend = OpenAIChatBackend(
             base_url, model, api_key, price=price, spend_cap_usd=spend_cap_usd,
             send_schema=send_schema, timeout_s=timeout_s, max_retries=max_retries,
             transport=transport,
         )
+        backend.set_rate_limit(requests_per_minute)
         return cls(backend, **judge_options)
 
     @classmethod
