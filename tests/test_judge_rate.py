@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from judge_fakes import CLIP_X, CLIP_Y, Call, FakeJudgeServer, Reply, answer
 
+from judge_fakes import CLIP_X, CLIP_Y, Call, FakeJudgeServer, Reply, answer
 from vocencebench.errors import ConfigError
 from vocencebench.judge import Judge
 from vocencebench.judge._backends import _RateLimiter
@@ -43,5 +44,5 @@ def test_requests_are_spaced_across_threads() -> None:
         judge.close()
     starts.sort()
     assert len(starts) == 6  # three comparisons, two orders each
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.08
