@@ -18,6 +18,7 @@ spend cap. API keys are held privately: never logged, never in ``repr``, never i
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import base64
 import email.utils
@@ -390,7 +391,7 @@ class _RateLimiter:
             return start - now
 
 
-class _HTTPBackend(_Metered):
+class _HTTPBackend(_Metered, abc.ABC):
     """Shared request loop of the HTTP backends: timeouts, retries, budget, accounting."""
 
     kind = "http"
@@ -445,18 +446,18 @@ class _HTTPBackend(_Metered):
         return 60.0 / iv if iv else None
 
     # -- subclass hooks
-    def _url(self) -> str:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _url(self) -> str: ...
 
-    def _headers(self) -> dict[str, str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _headers(self) -> dict[str, str]: ...
 
-    def _payload(self, request: JudgeRequest) -> dict[str, Any]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _payload(self, request: JudgeRequest) -> dict[str, Any]: ...
 
+    @abc.abstractmethod
     def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str]:
         """(usage, text, why-no-text) from a 200 response body."""
-        raise NotImplementedError
 
     # -- plumbing
     @property

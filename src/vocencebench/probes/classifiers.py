@@ -25,6 +25,7 @@ last bits, ~1e-6, between the two).
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import math
 import os
@@ -320,7 +321,7 @@ def _categorical(trait: str, label: str, requested: str | None,
 # --------------------------------------------------------------------------------------------
 
 
-class _ClassifierProbe:
+class _ClassifierProbe(abc.ABC):
     """Shared loading, batching and pickling for the three classifier probes."""
 
     name: str
@@ -363,8 +364,8 @@ class _ClassifierProbe:
         if self._model is None:
             self._load()
 
-    def _load(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _load(self) -> None: ...
 
     @property
     def origin(self) -> str:
@@ -413,11 +414,11 @@ class _ClassifierProbe:
     def _batch_limit(self) -> int:
         return self.batch_size
 
-    def _infer(self, waves: list[np.ndarray[Any, Any]]) -> list[Any]:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _infer(self, waves: list[np.ndarray[Any, Any]]) -> list[Any]: ...
 
-    def _results(self, out: Any, item: Item) -> dict[str, ProbeResult]:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _results(self, out: Any, item: Item) -> dict[str, ProbeResult]: ...
 
     @property
     def probe_id(self) -> str:
