@@ -215,3 +215,22 @@ def test_batched_probes_run_in_the_main_process(tmp_path: Path) -> None:
                        probes=vb.ProbeSet((*base.probes, _BatchedEmotion())),
                        labels=("flat", "follow"), workers=1, progress=False)
     assert [s.to_dict() for s in ref.samples] == [s.to_dict() for s in h.samples]
+
+
+def test_cli_holdout_run_records_the_salt_digest_not_the_salt(tmp_path: Path) -> None:
+    out = tmp_path / "held"
+    salt = "private-salt-7f3a9"
+    rc = main(["run", "--system-a", "espeak-flat", "--system-b", "espeak-follow",
+               "--holdout-salt", salt, "--limit", "2", "--out", str(out), "--quiet",
+               "--workers", "1"])
+    assert rc == 0
+    text = (out / "run.json").read_text()
+    assert salt not in text
+    sel = json.loads(text)["metadata"]["selection"]
+    import hashlib
+
+    assert sel["holdout"] == {"salt_sha256": hashlib.sha256(salt.encode()).hexdigest(),
+                              "items": 99}
+    split = vb.split_holdout(vb.load_benchmark("benchmark_v1"), salt=salt)
+    ran = [json.loads(line)["item"] for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert ran[::2] == [it.id for it in split.heldout[:2]]

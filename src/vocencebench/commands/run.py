@@ -43,25 +43,31 @@ def make_transcriber(spec: str | None) -> Any:
     )
 
 
-def _load_items(args: argparse.Namespace) -> list[Any]:
+def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """The items to run, and what the report should say about their selection."""
     from ..corpus import load_benchmark, read_corpus, split_holdout
 
     src = args.corpus
     items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
+    selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
     if args.holdout_salt:
-        items = list(split_holdout(items, salt=args.holdout_salt).heldout)
+        split = split_holdout(items, salt=args.holdout_salt)
+        items = list(split.heldout)
+        # The salt stays private; its digest proves which partition was used.
+        selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
     if args.limit is not None:
         if args.limit < 1:
             raise ConfigError("--limit must be ≥ 1")
         items = items[: args.limit]
-    return list(items)
+        selection["limit"] = args.limit
+    return list(items), selection
 
 
 def _execute(args: argparse.Namespace) -> int:
     from ..adapters import parse_system_spec
     from ..compare import benchmark
 
-    items = _load_items(args)
+    items, selection = _load_items(args)
     model_a = parse_system_spec(args.system_a)
     model_b = parse_system_spec(args.system_b)
     label_a = args.label_a or _default_label(args.system_a)
@@ -93,6 +99,7 @@ def _execute(args: argparse.Namespace) -> int:
         judge_concurrency=getattr(args, "judge_concurrency", 4),
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
+    h2h.metadata["selection"] = selection
     path = h2h.save(out)
     print(h2h.summary())
     print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
