@@ -336,13 +336,14 @@ def _analyse_all(
 ) -> list[ClipAnalysis]:
     out: list[ClipAnalysis | None] = [None] * len(items)
     parts: dict[int, tuple[Any, Any]] = {}
+    keys: dict[int, tuple[str, str]] = {}  # (transcript key, probe key), hashed once per clip
     per_clip, batched = _split_batched(probes)
     units: list[tuple[int, tuple[Item, bytes | None, str, Any, Any]]] = []
     for i, (item, wav) in enumerate(zip(items, clips, strict=True)):
         if wav is None:
             out[i] = ClipAnalysis(item.id, label, failure=failures.get(item.id, "no audio"))
             continue
-        tkey, pkey = _analysis_keys(item, wav, probes, transcriber)
+        tkey, pkey = keys[i] = _analysis_keys(item, wav, probes, transcriber)
         part = cache.get_json("probes", pkey)
         tr = cache.get_json("transcripts", tkey) if transcriber is not None else None
         need_tr = transcriber is not None and tr is None
@@ -354,9 +355,8 @@ def _analyse_all(
                           transcriber if need_tr else None)))
 
     def finish(i: int, an: ClipAnalysis) -> None:
-        item, wav = items[i], clips[i]
-        assert wav is not None
-        tkey, pkey = _analysis_keys(item, wav, probes, transcriber)
+        item = items[i]
+        tkey, pkey = keys[i]
         part, tr = parts[i]
         if part is None:
             part = {"sha256": an.sha256, "duration": an.duration, "notes": list(an.notes),
