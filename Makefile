@@ -13,6 +13,10 @@ TEST_EXTRAS := probes,classifiers,whisper,dask,dev
 
 .PHONY: demo test lint bench venv clean
 
+# Reference source trees for the parity tests (tests/reference-sources.txt): wheels pinned by
+# hash, downloaded without dependencies and unpacked, never installed into the venv.
+REFERENCE := $(abspath $(VENV))/reference
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
@@ -26,13 +30,21 @@ $(VENV)/.stamp-test: pyproject.toml | $(PY)
 	$(PIP) install -q -e ".[$(TEST_EXTRAS)]"
 	touch $@ $(VENV)/.stamp-demo
 
+$(VENV)/.stamp-reference: tests/reference-sources.txt | $(PY)
+	rm -rf $(REFERENCE) && mkdir -p $(REFERENCE)/wheels
+	$(PIP) download -q --no-deps --only-binary :all: --require-hashes \
+		-r tests/reference-sources.txt -d $(REFERENCE)/wheels
+	$(PY) -m zipfile -e $(REFERENCE)/wheels/speechbrain-1.1.2-py3-none-any.whl \
+		$(REFERENCE)/speechbrain
+	touch $@
+
 venv: $(VENV)/.stamp-test
 
 demo: $(VENV)/.stamp-demo
 	$(VENV)/bin/vocencebench demo
 
-test: $(VENV)/.stamp-test
-	$(PY) -m pytest -q
+test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
+	VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
 
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -9,19 +9,22 @@ Reports, on ~3 s clips of the built-in eSpeak system:
 
 * the acoustic set (pitch, pace, loudness, gender heuristic) on one core and on ``--workers``
   processes (clips/s and real-time factor = CPU-seconds per second of audio);
-* the pitch step alone with Praat (what the probes use: 8 kHz, 50–500 Hz) and with
-  ``librosa.pyin`` at the same floor/ceiling on the 16 kHz signal, and the set with pyin in
-  Praat's place (set − Praat step + pyin step);
+* the pitch step alone with Praat (what the probes use: 4 kHz, 50–500 Hz, 30 ms step) and
+  with ``librosa.pyin`` at the same floor/ceiling on the 16 kHz signal, and the set with pyin
+  in Praat's place (set − Praat step + pyin step);
 * the DNSMOS diagnostic on its own (it is not part of the default set).
 
 librosa is needed only here (``pip install "vocencebench[dev]"``). Clips are decoded before
-timing; the analysis memo is cleared before every clip so nothing is reused between rounds.
+timing; every round measures a fresh copy of each clip (``dataclasses.replace``), so nothing
+derived from the samples — the 16 kHz version, the shared pitch track — is reused between
+rounds: the resampling a decoded clip needs is inside the timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import multiprocessing
 import os
 import platform
@@ -76,8 +79,7 @@ def _time_set(clips: Sequence[tuple[Audio, Item]], rounds: int) -> tuple[float, 
     for _ in range(rounds):
         t0, c0 = time.perf_counter(), time.process_time()
         for audio, item in clips:
-            ac._MEMO.items.clear()
-            ps.measure(audio, item)
+            ps.measure(dataclasses.replace(audio), item)
         best = min(best, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)
     return best, best_cpu
@@ -90,8 +92,7 @@ def _worker(batch: list[tuple[bytes, Item]], rounds: int) -> tuple[float, float,
     t0, c0 = time.time(), time.process_time()
     for _ in range(rounds):
         for audio, item in clips:
-            ac._MEMO.items.clear()
-            ps.measure(audio, item)
+            ps.measure(dataclasses.replace(audio), item)
     return t0, time.time(), time.process_time() - c0, len(clips) * rounds
 
 
@@ -102,22 +103,38 @@ def _time_step(fn: Callable[[Audio], object], audios: Sequence[Audio], rounds: i
     for _ in range(rounds):
         c0 = time.process_time()
         for a in audios:
-            fn(a)
+            fn(dataclasses.replace(a))
         best = min(best, time.process_time() - c0)
     return best
 
 
-def _praat_pitch(a: Audio) -> float:
+def _praat_pitch(a: Audio, rate: int = ac.PITCH_RATE,
+                 step: float = ac.PITCH_TIME_STEP_S) -> float:
     import parselmouth
     import soxr
 
-    x = soxr.resample(np.asarray(a.at_16k(), dtype=np.float64), 16_000, ac.PITCH_RATE,
+    x = soxr.resample(np.asarray(a.at_16k(), dtype=np.float64), 16_000, rate,
                       quality="HQ")  # as the probe does
-    p = parselmouth.Sound(x, sampling_frequency=ac.PITCH_RATE).to_pitch_ac(
-        time_step=ac.PITCH_TIME_STEP_S, pitch_floor=ac.PITCH_FLOOR_HZ,
-        pitch_ceiling=ac.PITCH_CEILING_HZ)
+    p = parselmouth.Sound(x, sampling_frequency=rate).to_pitch_ac(
+        time_step=step, pitch_floor=ac.PITCH_FLOOR_HZ, pitch_ceiling=ac.PITCH_CEILING_HZ)
     f = p.selected_array["frequency"]
     return float(np.median(f[f > 0]))
+
+
+def _praat_pitch_v1(a: Audio) -> float:
+    """The pitch step as pitch-praat@1 ran it: 8 kHz, 15 ms step."""
+    return _praat_pitch(a, 8_000, 0.015)
+
+
+def _loudness_ours(a: Audio) -> float | None:
+    return ac.integrated_loudness(a.samples, a.sample_rate)[0]
+
+
+def _loudness_pyloudnorm(a: Audio) -> float:
+    import pyloudnorm
+
+    x = np.asarray(a.samples, dtype=np.float64)
+    return float(pyloudnorm.Meter(a.sample_rate).integrated_loudness(x))
 
 
 def _pyin_pitch(a: Audio) -> float:
@@ -162,7 +179,19 @@ def main() -> None:
 
     audios = [a for a, _ in clips]
     praat = _time_step(_praat_pitch, audios, args.rounds)
-    print(f"pitch step, Praat ac    : {1000 * praat / len(audios):7.1f} CPU-ms/clip")
+    print(f"pitch step, Praat ac    : {1000 * praat / len(audios):7.1f} CPU-ms/clip  "
+          f"({ac.PITCH_RATE} Hz, {1000 * ac.PITCH_TIME_STEP_S:.0f} ms step)")
+    v1 = _time_step(_praat_pitch_v1, audios, args.rounds)
+    moved = [abs(12 * np.log2(_praat_pitch(a) / _praat_pitch_v1(a))) for a in audios]
+    print(f"pitch step, Praat v1    : {1000 * v1 / len(audios):7.1f} CPU-ms/clip  "
+          f"(8000 Hz, 15 ms step; {v1 / praat:.2f}x ours; median moved "
+          f"{statistics.median(moved):.3f} st, at most {max(moved):.3f} st)")
+    ours = _time_step(_loudness_ours, audios, args.rounds)
+    ref = _time_step(_loudness_pyloudnorm, audios, args.rounds)
+    worst = max(abs(float(_loudness_ours(a) or 0) - _loudness_pyloudnorm(a)) for a in audios)
+    print(f"loudness, ours          : {1000 * ours / len(audios):7.2f} CPU-ms/clip  "
+          f"pyloudnorm {1000 * ref / len(audios):.2f} ({ref / ours:.2f}x ours; "
+          f"max |diff| {worst:.1e} LU)")
     try:
         few = audios[: args.dnsmos_clips]
         pyin = _time_step(_pyin_pitch, few, 1) * len(audios) / len(few)

@@ -33,7 +33,7 @@ STATUS = [
     "NOT MEASURED (no probe): emotion, accent",
 ]
 _PROBED = ("gender", "age", "pace", "pitch", "loudness")
-_UNITS = {"gender": "", "age": "years", "pace": "syllables/s", "pitch": "Hz", "loudness": "LUFS"}
+_UNITS = {"gender": "", "age": "years", "pace": "phones/s", "pitch": "Hz", "loudness": "LUFS"}
 _SCRIPTS = (
     "The quarterly figures arrive on Thursday, so please keep the afternoon free.",
     "Turn left at the old mill and follow the river until you see the bridge.",

@@ -253,3 +253,21 @@ def test_to_wav_bytes_rejects(samples: np.ndarray, sr: int, exc: type[Exception]
                               pattern: str) -> None:
     with pytest.raises(exc, match=pattern):
         to_wav_bytes(samples, sr)
+
+
+def test_derived_values_are_computed_once_per_clip() -> None:
+    import dataclasses
+
+    sr = 16_000
+    clip = load_audio(to_wav_bytes(0.1 * np.sin(np.arange(sr) / 5.0), sr))
+    calls: list[int] = []
+
+    def compute() -> float:
+        calls.append(1)
+        return float(np.sum(clip.samples))
+
+    first = clip.derived("test.sum", compute)
+    assert clip.derived("test.sum", compute) == first and len(calls) == 1
+    copy = dataclasses.replace(clip)  # a new clip object keeps nothing of the old one's
+    assert copy.derived("test.sum", compute) == first and len(calls) == 2
+    assert clip.at_16k() is clip.at_16k()

@@ -542,8 +542,9 @@ def test_with_classifiers_extends_the_acoustic_set(
 def test_ecapa_matches_speechbrain_source(monkeypatch: pytest.MonkeyPatch) -> None:
     """Exact parity with speechbrain's own modules, when a speechbrain source tree is given.
 
-    Set VOCENCE_SPEECHBRAIN_SRC to a checkout's ``speechbrain/`` package folder; torchaudio
-    (unused by these modules, broken beside CPU torch) is stubbed. Measured 0.0 difference.
+    VOCENCE_SPEECHBRAIN_SRC names a ``speechbrain/`` package folder; ``make test`` unpacks the
+    wheel pinned in tests/reference-sources.txt and sets it. torchaudio (unused by these
+    modules, broken beside CPU torch) is stubbed. Measured 0.0 difference.
     """
     import importlib
     import os
@@ -552,7 +553,8 @@ def test_ecapa_matches_speechbrain_source(monkeypatch: pytest.MonkeyPatch) -> No
 
     src = os.environ.get("VOCENCE_SPEECHBRAIN_SRC")
     if not src:
-        pytest.skip("set VOCENCE_SPEECHBRAIN_SRC to a speechbrain/ source folder to run")
+        pytest.skip("set VOCENCE_SPEECHBRAIN_SRC to a speechbrain/ source folder to run "
+                    "(make test does)")
     monkeypatch.setitem(sys.modules, "torchaudio", types.ModuleType("torchaudio"))
     pkg = types.ModuleType("speechbrain")
     pkg.__path__ = [src]

@@ -33,8 +33,9 @@ import math
 import os
 import struct
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +66,7 @@ TARGET_RATE = 16_000
 RESAMPLE_QUALITY = "HQ"
 
 FloatArray = npt.NDArray[np.float32]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class Audio:
     mixed_down: bool
     format: str
     name: str | None = None
-    _cache: dict[str, FloatArray] = field(
+    _cache: dict[str, object] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -107,11 +109,18 @@ class Audio:
         soxr with the :data:`RESAMPLE_QUALITY` recipe: the same input gives the same output
         bits on every call and process.
         """
-        got = self._cache.get("16k")
-        if got is None:  # a race computes the same bits twice; harmless
-            got = _resample(self.samples, self.sample_rate, TARGET_RATE)
-            self._cache["16k"] = got
-        return got
+        return self.derived("16k", lambda: _resample(self.samples, self.sample_rate,
+                                                      TARGET_RATE))
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """``compute()``, run once per clip and kept with it under ``key`` (the 16 kHz version,
+        the probes' shared pitch track). ``compute`` must be a pure function of the samples:
+        a race between threads computes the same value twice, which is harmless."""
+        got = self._cache.get(key)
+        if got is None:
+            got = compute()
+            self._cache[key] = got
+        return cast(_T, got)
 
 
 def _resample(x: FloatArray, sr_in: int, sr_out: int) -> FloatArray:

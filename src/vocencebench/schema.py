@@ -122,7 +122,7 @@ class Item(Record):
 class ProbeResult(Record):
     """What one probe measured on one clip for one trait.
 
-    ``value`` is the raw measurement in ``unit`` (Hz, syllables/s, LUFS, years) or a class
+    ``value`` is the raw measurement in ``unit`` (Hz, phones/s, LUFS, years) or a class
     label; ``label`` is the bucket/category/estimate compared with the request; ``d`` the
     desirability on [0, 1]; ``probe`` is ``name@version``; ``detail`` holds diagnostics
     (e.g. class probabilities, semitone offset, "heuristic").

@@ -202,8 +202,9 @@ def default_registry() -> TraitRegistry:
             ),
             Trait(
                 "pace", "objective", "ordinal", ("slow", "moderate", "fast"),
-                "Speaking rate in syllables per second, relative to everyday speech.",
-                unit="syllables/s",
+                "Articulation rate: phones of the script per second of speech, pauses left "
+                "out, relative to everyday speech.",
+                unit="phones/s",
             ),
             Trait(
                 "pitch", "objective", "ordinal", ("low", "medium", "high"),

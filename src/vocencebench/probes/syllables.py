@@ -1,4 +1,4 @@
-"""Syllable counting of a script, for the pace probe.
+"""Syllable and phone counting of a script, for the pace probe.
 
 A script is first rewritten in spoken form (:func:`spoken_form`): web and e-mail addresses,
 abbreviations, units, fractions, version strings and leading zeros through the named
@@ -6,10 +6,11 @@ pre-rules of :mod:`vocencebench.textnorm` (the same readings the intelligibility
 then clock times, currency, percentages, ordinals, years, decimals and plain numbers through
 ``num2words``. Each word is then looked up in the CMU Pronouncing Dictionary that the
 ``pocketsphinx`` wheel ships (``cmudict-en-us.dict``; syllables = vowel phones of the first
-pronunciation). A word the dictionary lacks is counted by :func:`rule_syllables` (vowel groups
-with English spelling corrections), and a token without vowels is spelled out letter by
-letter ("www" → three "double-u"s). Words counted by rule are listed in
-:attr:`SyllableCount.unknown`, so nothing is estimated silently.
+pronunciation; phones = all phones of it). A word the dictionary lacks is counted by
+:func:`rule_syllables` (vowel groups with English spelling corrections) and
+:func:`rule_phones` (letters, with common digraphs read as one sound), and a token without
+vowels is spelled out letter by letter ("www" → three "double-u"s). Words counted by rule are
+listed in :attr:`SyllableCount.unknown`, so nothing is estimated silently.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ __all__ = [
     "CMUDICT_FILE",
     "SyllableCount",
     "cmu_dictionary",
+    "cmu_phones",
     "count_syllables",
+    "rule_phones",
     "rule_syllables",
     "spoken_form",
 ]
@@ -40,6 +43,10 @@ _VOWEL_PHONES = frozenset(
 )
 #: Syllables of each letter name when a token is spelled out ("w" = double-u = 3).
 _LETTER_SYLLABLES = {ch: 1 for ch in "abcdefghijklmnopqrstuvxyz"} | {"w": 3}
+#: Phones of each letter name, from the CMU dictionary's readings ("b" = B IY, "x" = EH K S,
+#: "w" = D AH B AH L Y UW).
+_LETTER_PHONES = {ch: 2 for ch in "abcdefghijklmnopqrstuvwxyz"} | {
+    "a": 1, "e": 1, "i": 1, "o": 1, "x": 3, "q": 3, "w": 7}  # fmt: skip
 
 #: textnorm pre-rules reused, in textnorm's order: these run before our clock-time rule
 #: (textnorm's own writes 10:30 as the digit string 1030, which is right for WER only) ...
@@ -54,7 +61,8 @@ class SyllableCount:
 
     ``total``: syllables (count). ``words``: the spoken-form words, in order; ``per_word``:
     syllables of each. ``unknown``: words the CMU dictionary lacks (counted by rule or spelled
-    out). ``spoken``: the spoken-form text the words came from.
+    out). ``spoken``: the spoken-form text the words came from. ``phones``: phones of the
+    whole script (count); ``phones_per_word``: phones of each word.
     """
 
     total: int
@@ -62,12 +70,24 @@ class SyllableCount:
     per_word: tuple[int, ...]
     unknown: tuple[str, ...]
     spoken: str
+    phones: int = 0
+    phones_per_word: tuple[int, ...] = ()
 
 
-@functools.cache
 def cmu_dictionary() -> Mapping[str, int]:
     """Lower-case word → syllables (vowel phones of its first pronunciation), read once per
     process from pocketsphinx's copy of the CMU Pronouncing Dictionary."""
+    return _cmu()[0]
+
+
+def cmu_phones() -> Mapping[str, int]:
+    """Lower-case word → phones of its first pronunciation (same source as
+    :func:`cmu_dictionary`)."""
+    return _cmu()[1]
+
+
+@functools.cache
+def _cmu() -> tuple[Mapping[str, int], Mapping[str, int]]:
     try:
         import pocketsphinx
     except ImportError as exc:
@@ -83,13 +103,15 @@ def cmu_dictionary() -> Mapping[str, int]:
             f"the CMU dictionary is missing from the pocketsphinx install ({path}: "
             f"{exc.strerror or exc}); reinstall it: pip install --force-reinstall pocketsphinx"
         ) from exc
-    out: dict[str, int] = {}
+    syllables: dict[str, int] = {}
+    phones: dict[str, int] = {}
     for line in lines:
         parts = line.split()
-        if len(parts) < 2 or "(" in parts[0]:  # "word(2)" lines are alternative readings
+        if len(parts) < 2 or "(" in parts[0] or parts[0] in syllables:  # "(2)": alternatives
             continue
-        out.setdefault(parts[0], sum(1 for p in parts[1:] if p.rstrip("012") in _VOWEL_PHONES))
-    return out
+        syllables[parts[0]] = sum(1 for p in parts[1:] if p.rstrip("012") in _VOWEL_PHONES)
+        phones[parts[0]] = len(parts) - 1
+    return syllables, phones
 
 
 _RULE_SUBTRACT = (
@@ -126,6 +148,29 @@ def rule_syllables(word: str) -> int:
         n += sum(1 for rx in _RULE_ADD if rx.search(w))
         n -= sum(1 for rx in _RULE_SUBTRACT_AGAIN if rx.search(w))
     return max(1, n)
+
+
+#: Letter groups spelling one sound: consonant digraphs, vowel teams, r-coloured vowels (ER),
+#: doubled letters (longest first, so "tch" is one sound before "ch" is considered).
+_ONE_SOUND = re.compile(
+    r"tch|dge|igh|ough|augh|th|sh|ch|ph|wh|gh|ck|ng|kn|wr|er|ir|ur|"
+    r"ee|ea|oo|ai|ay|oa|ou|ow|oi|oy|au|aw|ie|ei|ey|ue|ew|([b-df-hj-np-tv-z])\1"
+)
+
+
+def rule_phones(word: str) -> int:
+    """Phones of an English word by spelling (count, at least 1): letters, with common
+    digraphs, vowel teams and doubled letters read as one sound, a silent final e dropped
+    and "x" read as two (K S); a token with no vowel letter is spelled out."""
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return 0
+    if not re.search(r"[aeiouy]", w):
+        return sum(_LETTER_PHONES.get(ch, 2) for ch in w)
+    if len(w) > 2 and w.endswith("e") and not w.endswith(("ee", "le")):
+        w = w[:-1]  # make, kite: the e is silent (table keeps its vowel sound)
+    n = len(_ONE_SOUND.sub("_", w))
+    return max(1, n + w.count("x"))
 
 
 # ------------------------------------------------------------------------- spoken form
@@ -242,24 +287,32 @@ def spoken_form(text: str) -> str:
 def count_syllables(text: str) -> SyllableCount:
     """Syllables of ``text`` read aloud (see the module docstring for the method)."""
     spoken = spoken_form(text)
-    cmu = cmu_dictionary()
+    cmu, cmu_ph = _cmu()
     words = tuple(spoken.split())
     per_word: list[int] = []
+    phones: list[int] = []
     unknown: list[str] = []
     for w in words:
         n = cmu.get(w)
+        ph = cmu_ph.get(w)
         if n is None and w.endswith("'s"):
             base = cmu.get(w[:-2])
             if base is not None:
-                n = base + (1 if re.search(r"(?:[sxz]|ch|sh|ge|ce)$", w[:-2]) else 0)
-        if n is None:
+                sibilant = re.search(r"(?:[sxz]|ch|sh|ge|ce)$", w[:-2]) is not None
+                n = base + (1 if sibilant else 0)  # church's: one more syllable
+                ph = cmu_ph[w[:-2]] + (2 if sibilant else 1)  # + IH Z, or + Z / S
+        if n is None or ph is None:
             unknown.append(w)
             n = rule_syllables(w)
+            ph = rule_phones(w)
         per_word.append(n)
+        phones.append(ph)
     return SyllableCount(
         total=sum(per_word),
         words=words,
         per_word=tuple(per_word),
         unknown=tuple(unknown),
         spoken=spoken,
+        phones=sum(phones),
+        phones_per_word=tuple(phones),
     )
