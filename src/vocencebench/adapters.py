@@ -13,6 +13,7 @@ pipeline catches :class:`~vocencebench.errors.VocenceError` and any other except
 
 from __future__ import annotations
 
+import abc
 import os
 import re
 import shlex
@@ -271,7 +272,22 @@ def _torch_device(device: str) -> str:
     return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
-class Qwen3TTSAdapter:
+class _BatchedModelAdapter(abc.ABC):
+    """A local model that renders batches: one clip is a batch of one."""
+
+    @abc.abstractmethod
+    def synthesize_many(
+        self, requests: Sequence[tuple[str, str]], *, workers: int | None = None
+    ) -> list[bytes | Exception]: ...
+
+    def __call__(self, text: str, instruction: str) -> bytes:
+        res = self.synthesize_many([(text, instruction)])[0]
+        if isinstance(res, Exception):
+            raise res
+        return res
+
+
+class Qwen3TTSAdapter(_BatchedModelAdapter):
     """Qwen3-TTS VoiceDesign (``qwen-tts``): ``generate_voice_design(text, language,
     instruct)``, 24 kHz output. Loaded lazily on first use; batched by ``batch_size``."""
 
@@ -325,14 +341,8 @@ class Qwen3TTSAdapter:
 
         return _in_batches(self.system_id, requests, self.batch_size, render)
 
-    def __call__(self, text: str, instruction: str) -> bytes:
-        res = self.synthesize_many([(text, instruction)])[0]
-        if isinstance(res, Exception):
-            raise res
-        return res
 
-
-class ParlerTTSAdapter:
+class ParlerTTSAdapter(_BatchedModelAdapter):
     """Parler-TTS: the instruction is the voice *description*, the script the *prompt*."""
 
     def __init__(self, checkpoint: str, *, device: str = "auto", batch_size: int = 8) -> None:
@@ -381,12 +391,6 @@ class ParlerTTSAdapter:
             ]
 
         return _in_batches(self.system_id, requests, self.batch_size, render)
-
-    def __call__(self, text: str, instruction: str) -> bytes:
-        res = self.synthesize_many([(text, instruction)])[0]
-        if isinstance(res, Exception):
-            raise res
-        return res
 
 
 def parse_system_spec(spec: str) -> Callable[[str, str], bytes]:

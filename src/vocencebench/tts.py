@@ -49,6 +49,7 @@ import numpy as np
 
 from .audio import to_wav_bytes
 from .errors import ConfigError, MissingDependencyError, SynthesisError
+from .probes.acoustic import AGE_GROUPS, REFERENCE_F0_HZ, age_group
 
 __all__ = [
     "ACCENT_VOICE",
@@ -215,17 +216,8 @@ LIMITER_GAIN_DB: Final[tuple[tuple[int, float], ...]] = (
 #: Semitones from the reference F0 aimed at for each pitch value (the probe's edges are ±3).
 PITCH_SEMITONES: Final[Mapping[str, float]] = {"low": -5.0, "medium": 0.0, "high": 5.0}
 #: Typical speaking F0 (Hz) by gender and age group that ``espeak-follow`` aims at for a medium
-#: pitch; the same published norms as the pitch probe (a test keeps the two tables equal).
-TARGET_F0_HZ: Final[Mapping[tuple[str, str], float]] = {
-    ("male", "child"): 250.0, ("female", "child"): 250.0,
-    ("male", "teen"): 170.0, ("female", "teen"): 220.0,
-    ("male", "adult"): 110.0, ("female", "adult"): 200.0,
-    ("male", "elderly"): 120.0, ("female", "elderly"): 185.0,
-}  # fmt: skip
-#: Age groups by lower bound in years (as the pitch probe draws them).
-AGE_GROUPS: Final[tuple[tuple[str, float], ...]] = (
-    ("child", 0.0), ("teen", 11.0), ("adult", 17.0), ("elderly", 60.0),
-)  # fmt: skip
+#: pitch: the pitch probe's own reference table (published norms, docs/probes.md).
+TARGET_F0_HZ: Final[Mapping[tuple[str, str], float]] = REFERENCE_F0_HZ
 #: Words-per-minute factor per age group, used only when no pace is requested.
 AGE_RATE_FACTOR: Final[Mapping[str, float]] = {
     "child": 1.08, "teen": 1.04, "adult": 1.0, "elderly": 0.9,
@@ -255,15 +247,6 @@ ACCENT_VOICE: Final[Mapping[str, tuple[str, str]]] = {
     "Australian": ("en", "approximated: eSpeak has no Australian voice; non-rhotic British"),
     "Indian": ("en-us", "not realised: eSpeak has no Indian English voice; default voice"),
 }
-
-
-def age_group(years: float) -> str:
-    """The age group (``child``, ``teen``, ``adult``, ``elderly``) of an age in years."""
-    group = AGE_GROUPS[0][0]
-    for name, lower in AGE_GROUPS:
-        if years >= lower:
-            group = name
-    return group
 
 
 def pitch_parameter(variant: str, target_hz: float) -> tuple[int, float]:

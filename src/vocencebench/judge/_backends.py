@@ -535,6 +535,39 @@ class _HTTPBackend(_Metered, abc.ABC):
             f"{detail} — {hint}"
         )
 
+    def _attempt_outcome(
+        self, attempt: int, resp: httpx.Response | None, error: Exception | None
+    ) -> tuple[JudgeReply | None, str, float]:
+        """What one POST came to: ``(reply, "", 0)`` on success, else ``(None, why, wait s)``
+        for a transient failure (``resp`` is None after a transport ``error``); any other
+        HTTP status is raised at once."""
+        if resp is None:
+            return None, type(error).__name__, self._wait_for(attempt, None)
+        if resp.status_code == 200:
+            return self._handle(resp), "", 0.0
+        if resp.status_code not in RETRY_STATUSES:
+            raise self._status_error(resp)
+        return (None, f"HTTP {resp.status_code}",
+                self._wait_for(attempt, resp.headers.get("retry-after")))
+
+    def _retrying(self, attempt: int, last: str, wait: float) -> bool:
+        """Whether another attempt follows this failed one (logged and counted if so)."""
+        if attempt == self.max_retries:
+            return False
+        log.info("%s judge: %s; retrying in %.2f s", self.kind, last, wait)
+        self._meter.bump(retries=1)
+        return True
+
+    def _gave_up(self, url: str, last: str) -> JudgeError:
+        return JudgeError(
+            f"{self.kind} judge ({self.model}): {last} after {self.max_retries + 1} "
+            f"attempts to {url}; check the server, or raise max_retries/timeout_s"
+        )
+
+    def _count_failure(self, exc: JudgeError) -> None:
+        if not isinstance(exc, BudgetExceededError):
+            self._meter.bump(failures=1)
+
     def complete(self, request: JudgeRequest) -> JudgeReply:
         """Send ``request``, retrying transient failures; see the module docstring."""
         url, payload = self._url(), self._payload(request)
@@ -549,29 +582,21 @@ class _HTTPBackend(_Metered, abc.ABC):
                 pause = self._limiter.delay()
                 if pause > 0:
                     self._sleep(pause)
+                resp: httpx.Response | None = None
+                error: Exception | None = None
                 try:
                     resp = client.post(url, json=payload, headers=self._headers())
                 except httpx.TransportError as exc:
-                    last, wait = type(exc).__name__, self._wait_for(attempt, None)
-                else:
-                    if resp.status_code == 200:
-                        return self._handle(resp)
-                    if resp.status_code not in RETRY_STATUSES:
-                        raise self._status_error(resp)
-                    last = f"HTTP {resp.status_code}"
-                    wait = self._wait_for(attempt, resp.headers.get("retry-after"))
-                if attempt == self.max_retries:
+                    error = exc
+                reply, last, wait = self._attempt_outcome(attempt, resp, error)
+                if reply is not None:
+                    return reply
+                if not self._retrying(attempt, last, wait):
                     break
-                log.info("%s judge: %s; retrying in %.2f s", self.kind, last, wait)
-                self._meter.bump(retries=1)
                 self._sleep(wait)
-            raise JudgeError(
-                f"{self.kind} judge ({self.model}): {last} after {self.max_retries + 1} "
-                f"attempts to {url}; check the server, or raise max_retries/timeout_s"
-            )
+            raise self._gave_up(url, last)
         except JudgeError as exc:
-            if not isinstance(exc, BudgetExceededError):
-                self._meter.bump(failures=1)
+            self._count_failure(exc)
             raise
         finally:
             self._meter.release(estimate)
@@ -592,29 +617,21 @@ class _HTTPBackend(_Metered, abc.ABC):
                     pause = self._limiter.delay()
                     if pause > 0:
                         await self._async_sleep(pause)
+                    resp: httpx.Response | None = None
+                    error: Exception | None = None
                     try:
                         resp = await client.post(url, json=payload, headers=self._headers())
                     except httpx.TransportError as exc:
-                        last, wait = type(exc).__name__, self._wait_for(attempt, None)
-                    else:
-                        if resp.status_code == 200:
-                            return self._handle(resp)
-                        if resp.status_code not in RETRY_STATUSES:
-                            raise self._status_error(resp)
-                        last = f"HTTP {resp.status_code}"
-                        wait = self._wait_for(attempt, resp.headers.get("retry-after"))
-                    if attempt == self.max_retries:
+                        error = exc
+                    reply, last, wait = self._attempt_outcome(attempt, resp, error)
+                    if reply is not None:
+                        return reply
+                    if not self._retrying(attempt, last, wait):
                         break
-                    log.info("%s judge: %s; retrying in %.2f s", self.kind, last, wait)
-                    self._meter.bump(retries=1)
                     await self._async_sleep(wait)
-                raise JudgeError(
-                    f"{self.kind} judge ({self.model}): {last} after {self.max_retries + 1} "
-                    f"attempts to {url}; check the server, or raise max_retries/timeout_s"
-                )
+                raise self._gave_up(url, last)
         except JudgeError as exc:
-            if not isinstance(exc, BudgetExceededError):
-                self._meter.bump(failures=1)
+            self._count_failure(exc)
             raise
         finally:
             self._meter.release(estimate)

@@ -191,10 +191,6 @@ class VoiceAnalysis:
         """Speech time without its pauses (s)."""
         return self.speech_time - self.pause_s
 
-    def voiced_at(self, t: float) -> bool:
-        """True when the pitch frame nearest to ``t`` (s) is voiced."""
-        return bool(self.voiced_mask(np.array([t], dtype=np.float64))[0])
-
     def voiced_mask(self, t: FloatArray) -> npt.NDArray[np.bool_]:
         """For each time in ``t`` (s): is the pitch frame nearest to it voiced?"""
         i = np.rint((t - self.f0_t0) / PITCH_TIME_STEP_S).astype(np.int64)
@@ -215,13 +211,17 @@ def _parselmouth() -> Any:
 
 
 def _samples_for_analysis(audio: Audio) -> tuple[FloatArray, int]:
-    if audio.sample_rate <= ANALYSIS_RATE:
-        x = audio.samples
-        rate = audio.sample_rate
-    else:
-        x = audio.at_16k()
-        rate = ANALYSIS_RATE
-    return np.asarray(x, dtype=np.float64), rate
+    """The analysis signal (float64, kept with the clip: span, pitch and formants share it)
+    and its rate (Hz)."""
+    rate = min(audio.sample_rate, ANALYSIS_RATE)
+
+    def compute() -> FloatArray:
+        x = audio.samples if audio.sample_rate <= ANALYSIS_RATE else audio.at_16k()
+        y = np.array(x, dtype=np.float64)
+        y.setflags(write=False)
+        return y
+
+    return audio.derived("probes.analysis-signal", compute), rate
 
 
 def _resample(x: FloatArray, rate: int, target: int) -> FloatArray:
