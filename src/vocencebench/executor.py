@@ -8,7 +8,6 @@ items must be picklable for the pool and Dask executors (module-level functions)
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -78,22 +77,29 @@ class LocalExecutor:
             raise ConfigError(f"workers must be ≥ 1, not {workers}")
         self._pool: ProcessPoolExecutor | None = None
 
-    def _get_pool(self) -> ProcessPoolExecutor:
+    def _get_pool(self, *payload: object) -> ProcessPoolExecutor:
         if self._pool is None:
-            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
-                else "spawn"
+            # Children re-import the caller's __main__ only when the work refers to it, so a
+            # script without a __main__ guard runs (see vocencebench._mp).
+            from ._mp import references_main, worker_context
+
             self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+                max_workers=self.workers,
+                mp_context=worker_context(import_main=references_main(*payload)),
             )
         return self._pool
 
     def map_unordered(
         self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
     ) -> Iterator[tuple[int, R]]:
-        pool = self._get_pool()
-        limit = max_in_flight or 4 * self.workers
-        pending: dict[Future[R], int] = {}
         it = iter(enumerate(items))
+        try:
+            first: tuple[int, T] | None = next(it)
+        except StopIteration:
+            return
+        pool = self._get_pool(fn, first[1])
+        limit = max_in_flight or 4 * self.workers
+        pending: dict[Future[R], int] = {pool.submit(fn, first[1]): first[0]}
         exhausted = False
         while True:
             while not exhausted and len(pending) < limit:

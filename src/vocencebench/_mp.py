@@ -1,0 +1,84 @@
+"""Worker processes that do not re-run the caller's script.
+
+Python's ``forkserver`` and ``spawn`` start methods re-import the parent's ``__main__`` in
+every child (as ``__mp_main__``), so a script that calls :func:`vocencebench.benchmark` at
+module level, without an ``if __name__ == "__main__":`` guard, runs again in each worker and
+the pool breaks. The work vocencebench sends to its workers lives in its own modules, so the
+children do not need ``__main__`` at all: :func:`worker_context` gives a ``forkserver``
+context whose children skip that import. When a payload does refer to ``__main__`` (a probe
+or transcriber class defined in the user's script), :func:`references_main` says so and the
+caller keeps the standard context, which then needs the guard as usual.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import pickletools
+import threading
+from collections.abc import Callable
+from multiprocessing import context, popen_forkserver, spawn
+from typing import Any
+
+__all__ = ["references_main", "worker_context"]
+
+_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+# popen_forkserver reads spawn.get_preparation_data at launch time; it is swapped only while
+# one of our children is being launched, under this lock.
+_LAUNCH_LOCK = threading.Lock()
+
+
+def references_main(*objs: object) -> bool:
+    """True when pickling ``objs`` refers to anything defined in ``__main__`` (or they cannot
+    be pickled at all): such payloads need the standard start method and its main import."""
+    for obj in objs:
+        try:
+            data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            return True
+        for _op, arg, _pos in pickletools.genops(data):
+            if isinstance(arg, str) and (arg == "__main__" or arg.startswith("__main__ ")):
+                return True
+    return False
+
+
+def _without_main(real: Callable[[str], dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
+    def prepare(name: str) -> dict[str, Any]:
+        data = real(name)
+        for key in _MAIN_KEYS:
+            data.pop(key, None)
+        return data
+
+    return prepare
+
+
+class _NoMainPopen(popen_forkserver.Popen):
+    def _launch(self, process_obj: Any) -> None:
+        with _LAUNCH_LOCK:
+            real = spawn.get_preparation_data
+            spawn.get_preparation_data = _without_main(real)  # type: ignore[assignment]
+            try:
+                super()._launch(process_obj)  # type: ignore[misc]
+            finally:
+                spawn.get_preparation_data = real  # type: ignore[assignment]
+
+
+class _NoMainProcess(context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _NoMainPopen(process_obj)
+
+
+class _NoMainContext(context.ForkServerContext):
+    Process = _NoMainProcess  # type: ignore[assignment]
+
+
+def worker_context(*, import_main: bool = False) -> multiprocessing.context.BaseContext:
+    """The start method for vocencebench's worker pools: ``forkserver`` (safe beside threads),
+    without re-importing ``__main__`` unless ``import_main``; ``spawn`` where the platform has
+    no forkserver."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    if import_main:
+        return multiprocessing.get_context("forkserver")
+    return _NoMainContext()
