@@ -1,4 +1,4 @@
-"""The README's quickstart runs exactly as a user runs it: saved as a script, ``python quick.py``."""
+"""The README's quickstart runs as a user runs it: saved as a script, ``python quick.py``."""
 
 from __future__ import annotations
 

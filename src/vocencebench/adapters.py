@@ -111,7 +111,10 @@ class CommandAdapter:
     """
 
     def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None) -> None:
-        self.argv_template = shlex.split(template)
+        try:
+            self.argv_template = shlex.split(template)
+        except ValueError as exc:  # an unbalanced quote
+            raise ConfigError(f"cannot parse command template {template!r}: {exc}") from None
         if not self.argv_template:
             raise ConfigError("command template is empty")
         if not any("{out}" in a for a in self.argv_template):

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import VocenceError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 
 # Command modules, in the order `vocencebench --help` lists them.
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -28,10 +31,21 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).
 EXIT_USAGE = 2
+#: Exit status of a run whose verdict is INCOMPLETE (an instrument failed on some items).
+EXIT_INCOMPLETE = 3
+#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block): ``vocencebench CMD: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vocencebench",
         description="Benchmark prompt-controllable text-to-speech: probes, judge, verdict.",
     )
@@ -48,14 +62,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    previous = _terminate_as_interrupt()
     try:
         return int(args.func(args) or 0)
     except VocenceError as exc:
         print(f"vocencebench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("vocencebench: interrupted; finished work is kept in the cache.", file=sys.stderr)
-        return 130
+        print("vocencebench: interrupted; finished work is kept in the cache, run the same "
+              "command to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM ends a run like Ctrl-C: cleanup runs (pools stop, the cache closes) and one line
+    is printed. Returns the previous handler (None when not in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 if __name__ == "__main__":  # pragma: no cover

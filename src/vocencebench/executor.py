@@ -94,7 +94,7 @@ class LocalExecutor:
     ) -> Iterator[tuple[int, R]]:
         it = iter(enumerate(items))
         try:
-            first: tuple[int, T] | None = next(it)
+            first = next(it)
         except StopIteration:
             return
         pool = self._get_pool(fn, first[1])

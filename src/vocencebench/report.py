@@ -11,6 +11,7 @@ import html
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .decide import bootstrap_means, lower_confidence_bound
-from .errors import ConfigError
+from .errors import ConfigError, VocenceError
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import dumps_canonical
 from .traits import TRAITS
@@ -27,7 +28,8 @@ from .traits import TRAITS
 if TYPE_CHECKING:
     from .compare import Head2Head
 
-__all__ = ["load_run", "render_html", "render_markdown", "render_summary", "save_run"]
+__all__ = ["RUN_FILES", "load_run", "render_html", "render_markdown", "render_summary",
+           "save_run", "verify_run"]
 
 
 @dataclass(frozen=True)
@@ -124,21 +126,30 @@ def render_summary(h: Head2Head) -> str:
     return "\n".join(lines)
 
 
+def _md(text: str) -> str:
+    """``text`` made inert for Markdown: no raw HTML (labels, reasons and server texts are
+    user-controlled), no table breaks, one line."""
+    # "<" and "&" are what open raw HTML or entities; a lone ">" (as in "LCB > margin") is text.
+    out = str(text).replace("&", "&amp;").replace("<", "&lt;")
+    return out.replace("|", "\\|").replace("\n", " ")
+
+
 def render_markdown(h: Head2Head) -> str:
     """The run as Markdown: status, dimension table, gate, decision and metadata."""
-    la, lb = h.labels
+    la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
-    out += [f"> {s}" for s in h.status()]
+    out += [f"> {_md(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
         out.append(f"> not scored in this run: {', '.join(missing)}")
-    out += ["", f"**Decision: {'tie' if d.winner == 'tie' else d.winner + ' wins'}**", "",
-            d.reason, "", "## Dimensions", "",
+    winner = "tie" if d.winner == "tie" else _md(d.winner) + " wins"
+    out += ["", f"**Decision: {winner}**", "",
+            _md(d.reason), "", "## Dimensions", "",
             f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
             f"win rate {lb} | n |", "|---|---|---|---|---|---|---|"]
     for r in _dimension_rows(h):
-        out.append(f"| {r.dimension} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
+        out.append(f"| {_md(r.dimension)} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
                    f"{_fmt(r.success_a, True)} | {_fmt(r.success_b, True)} | "
                    f"{_fmt(r.win_rate_b, True)} | {r.n} |")
     out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
@@ -146,9 +157,11 @@ def render_markdown(h: Head2Head) -> str:
     out += ["", "## Intelligibility gate", "",
             "OFF: no transcriber ran." if ga is None and gb is None
             else f"Pass rate: {la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}."]
-    out += ["", "## Run metadata", "", "```json",
-            json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
-                       sort_keys=True), "```", ""]
+    meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
+                      sort_keys=True)
+    # A fence longer than any backtick run inside, so no label can close it early.
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", meta)), default=0))
+    out += ["", "## Run metadata", "", fence + "json", meta, fence, ""]
     return "\n".join(out)
 
 
@@ -366,20 +379,33 @@ def render_html(h: Head2Head) -> str:
 """
 
 
+#: The files of a saved run, besides its manifest ``run.json``.
+RUN_FILES = ("scores.jsonl", "report.md", "report.html")
+
+
 def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
-    """Write ``scores.jsonl``, ``run.json``, ``report.md``, ``report.html``; return the dir."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "scores.jsonl", "w", encoding="utf-8") as f:
-        for s in h.samples:
-            f.write(dumps_canonical(s.to_dict()) + "\n")
+    """Write ``scores.jsonl``, ``report.md``, ``report.html`` and then ``run.json`` (which records
+    the sha256 of the other three) into ``directory``, each atomically; return the directory.
+
+    Everything is rendered before anything is written, and ``run.json`` is removed first and
+    written last (:func:`vocencebench.outputs.write_set`): a kill during the save leaves the
+    previous complete set, no ``run.json`` at all, or the new complete set.
+    """
+    from .outputs import write_set
+
+    scores = "".join(dumps_canonical(s.to_dict()) + "\n" for s in h.samples)
+    files = {"scores.jsonl": scores, "report.md": render_markdown(h),
+             "report.html": render_html(h)}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
     run = {"status": h.status(), **h.to_dict()}
-    (out / "run.json").write_text(json.dumps(run, indent=1, ensure_ascii=False,
-                                             allow_nan=False) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(render_markdown(h), encoding="utf-8")
-    (out / "report.html").write_text(render_html(h), encoding="utf-8")
-    return out
+    return write_set(directory, files, manifest_name="run.json", manifest=run)
+
+
+def verify_run(directory: str | os.PathLike[str]) -> list[str]:
+    """Problems of a saved run's file set (empty when ``run.json`` and its files agree)."""
+    from .outputs import verify_set
+
+    return verify_set(directory, manifest_name="run.json")
 
 
 def load_run(directory: str | os.PathLike[str]) -> Head2Head:
@@ -391,6 +417,15 @@ def load_run(directory: str | os.PathLike[str]) -> Head2Head:
         raise ConfigError(f"{directory} is not a run directory: {path} is missing")
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    return Head2Head.from_dict(data)
+    if not isinstance(data, dict) or data.get("kind") != "head2head":
+        raise ConfigError(f"{path} is not a vocencebench run record (no kind 'head2head'); "
+                          "point at a directory written by vocencebench run")
+    try:
+        return Head2Head.from_dict(data)
+    except VocenceError as exc:
+        raise ConfigError(f"{path} is not a readable run record: {str(exc)[:300]}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ConfigError(f"{path} is not a complete run record ({type(exc).__name__}: {exc}); "
+                          "re-run the benchmark to rewrite it") from None

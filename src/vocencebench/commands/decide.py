@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
+from ..errors import ScoresError
 from ..schema import Decision
 from ..scores import decide_scores
 
-__all__ = ["format_decision", "register", "run"]
+__all__ = ["check_against_run", "format_decision", "register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -63,8 +65,27 @@ def format_decision(d: Decision) -> str:
     return "\n".join(rows)
 
 
+def check_against_run(path: str) -> None:
+    """A ``scores.jsonl`` saved with a run must match the sha256 its ``run.json`` records
+    (else the set was torn by an interrupted save, or the scores were edited)."""
+    from ..outputs import verify_set
+
+    p = Path(path)
+    if p.name != "scores.jsonl" or not (p.parent / "run.json").is_file():
+        return
+    problems = [x for x in verify_set(p.parent, manifest_name="run.json")
+                if x.startswith("scores.jsonl")]
+    if problems:
+        raise ScoresError(
+            f"{p}: does not match the run.json beside it ({problems[0]}); the files were "
+            f"edited or a save was interrupted. `vocencebench report {p.parent}` rewrites "
+            "them from run.json"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Decide the file named on the command line and print the verdict."""
+    check_against_run(args.scores)
     decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))

@@ -63,10 +63,32 @@ def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     return list(items), selection
 
 
-def _execute(args: argparse.Namespace) -> int:
-    from ..adapters import parse_system_spec
-    from ..compare import benchmark
+def _positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (``--workers 0`` must not silently mean "all CPUs")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+    return value
 
+
+def _check_executor(spec: str | None) -> None:
+    if spec in (None, "", "local", "serial", "dask") or (spec or "").startswith("dask:"):
+        if spec and spec.startswith("dask:") and not spec[len("dask:"):]:
+            raise ConfigError("--executor dask:ADDRESS needs an address, e.g. dask:tcp://host:8786")
+        return
+    raise ConfigError(f"unknown --executor {spec!r}; use local, serial, dask or dask:ADDRESS")
+
+
+def _prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Every argument checked and every component built before any work starts: a bad option
+    fails in a second with one line, never after hours of synthesis."""
+    from ..adapters import parse_system_spec
+    from ..outputs import claim_directory
+
+    _check_executor(args.executor)
     items, selection = _load_items(args)
     model_a = parse_system_spec(args.system_a)
     model_b = parse_system_spec(args.system_b)
@@ -84,23 +106,34 @@ def _execute(args: argparse.Namespace) -> int:
         from ..probes import default_probes
 
         probes = default_probes(quality=args.quality)
-    out = Path(args.out or f"runs/{label_a}-vs-{label_b}")
+    out = claim_directory(args.out or f"runs/{label_a}-vs-{label_b}", kind="run",
+                          force=getattr(args, "force", False))
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    return {"items": items, "selection": selection, "model_a": model_a, "model_b": model_b,
+            "labels": (label_a, label_b), "judge": judge, "transcriber": transcriber,
+            "probes": probes, "out": out, "cache": cache}
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ..compare import benchmark
+
+    run = _prepare(args)
+    items, (label_a, label_b), cache = run["items"], run["labels"], run["cache"]
     progress = not args.quiet and sys.stderr.isatty()
     if not args.quiet:
         print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
               f"(cache: {cache or 'off'})", file=sys.stderr)
     t0 = time.perf_counter()
     h2h = benchmark(
-        items, model_a, model_b, judge, probes=probes, transcriber=transcriber,
-        labels=(label_a, label_b), cache=cache, workers=args.workers,
-        executor=args.executor, progress=progress, votes=args.votes,
+        items, run["model_a"], run["model_b"], run["judge"], probes=run["probes"],
+        transcriber=run["transcriber"], labels=(label_a, label_b), cache=cache,
+        workers=args.workers, executor=args.executor, progress=progress, votes=args.votes,
         consistent=not args.no_swap, all_at_once=args.all_at_once,
         judge_concurrency=getattr(args, "judge_concurrency", 4),
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
-    h2h.metadata["selection"] = selection
-    path = h2h.save(out)
+    h2h.metadata["selection"] = run["selection"]
+    path = h2h.save(run["out"])
     print(h2h.summary())
     print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
     return 0
@@ -129,22 +162,30 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..report import load_run, save_run
+    from ..report import load_run, save_run, verify_run
 
     h2h = load_run(args.run)
+    torn = verify_run(args.run)
     save_run(h2h, args.run)
     print(h2h.summary())
+    if torn:
+        # run.json is the record; the other files are re-rendered from it, restoring the set.
+        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn)}); "
+              "rewrote them from run.json", file=sys.stderr)
     print(f"\nreports re-rendered in {args.run}")
     return 0
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, default=None, help="only the first N items")
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker processes for CPU work (default: all CPUs)")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+                   help="only the first N items")
+    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="worker processes for CPU work (default: the CPUs available)")
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     p.add_argument("--out", default=None, help="output directory of the run")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out that vocencebench did not create")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--quality", action="store_true",
                    help="also report DNSMOS quality per clip (diagnostic, ~1 CPU-s per clip)")
@@ -167,10 +208,10 @@ def register(sub: Any) -> None:
     run.add_argument("--holdout-salt", default=None,
                      help="run on the held-out partition defined by this private salt")
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
-    run.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    run.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
     run.add_argument("--judge-rpm", type=float, default=None, metavar="N",
                      help="at most N judge requests per minute (client-side rate limit)")
-    run.add_argument("--judge-concurrency", type=int, default=4, metavar="N",
+    run.add_argument("--judge-concurrency", type=_positive_int, default=4, metavar="N",
                      help="judge calls in flight at once (default 4)")
     run.add_argument("--all-at-once", action="store_true",
                      help="one judge upload per pair scores every judged dimension")
