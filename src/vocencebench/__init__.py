@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "Cache": "vocencebench.cache",
     # corpus
     "load_benchmark": "vocencebench.corpus",
+    "load_corpus": "vocencebench.corpus",
+    "validate_corpus": "vocencebench.corpus",
     "read_corpus": "vocencebench.corpus",
     "corpus_hash": "vocencebench.corpus",
     "split_holdout": "vocencebench.corpus",

@@ -14,11 +14,18 @@ pipeline catches :class:`~vocencebench.errors.VocenceError` and any other except
 from __future__ import annotations
 
 import abc
+import contextlib
 import os
 import re
+import select
 import shlex
+import shutil
+import signal
+import stat
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -29,6 +36,7 @@ from .errors import ConfigError, MissingDependencyError, SynthesisError
 from .schema import Item
 
 __all__ = [
+    "CLIP_MAX_BYTES",
     "CommandAdapter",
     "DirectoryAdapter",
     "EspeakSystem",
@@ -102,15 +110,112 @@ class EspeakSystem:
         return f"EspeakSystem({self.name!r})"
 
 
+#: Largest clip a command or directory system may hand over (bytes), checked before reading
+#: (the same figure as ``audio.DEFAULT_MAX_BYTES``): 50 MB is about 9 minutes of 48 kHz
+#: 16-bit stereo WAV.
+CLIP_MAX_BYTES = 50_000_000
+
+_GUARD = str(Path(__file__).with_name("_cmdguard.py"))
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
+
+
+def _check_max_bytes(max_bytes: int) -> int:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a whole number of bytes ≥ 1, got {max_bytes!r}")
+    return max_bytes
+
+
+def _read_clip(path: str | os.PathLike[str], max_bytes: int, who: str) -> bytes | None:
+    """The file's bytes, or None when it does not exist. Refuses, before reading anything, a
+    file over ``max_bytes`` or one that is not a regular file (a FIFO, a device)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SynthesisError(f"{who}: cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SynthesisError(f"{who}: {path} is not a regular file")
+        over = (f"{who}: the clip is over the {_size(max_bytes)} size cap (max_bytes="
+                f"{max_bytes}); not read")
+        if st.st_size > max_bytes:
+            raise SynthesisError(over.replace("the clip is", f"the clip is {_size(st.st_size)},"))
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
+            total += len(chunk)
+            if total > max_bytes:  # grew while we read it
+                raise SynthesisError(over)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _stderr_tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            tail = f.read()
+    except OSError:
+        return ""
+    return " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """``proc.wait(timeout)`` without its polling (which adds up to 50 ms per call): a pidfd
+    becomes readable the moment the process exits (Linux ≥ 5.3)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
+    if pidfd_open is not None:
+        with contextlib.suppress(OSError):
+            fd = pidfd_open(proc.pid)
+    if fd is None:
+        return proc.wait(timeout=timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait()
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grouped: bool) -> None:
+    """Kill the command and everything it started (its process group), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if grouped:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    with contextlib.suppress(Exception):
+        proc.wait(timeout=10)
+
+
 class CommandAdapter:
     """Runs a command per item, without a shell: ``{text}``, ``{instruction}``, ``{out}``.
 
     The template is split with :func:`shlex.split` first and placeholders are filled per
     argument, so a script containing quotes or ``;`` is passed verbatim, never interpreted.
-    The command must write a WAV file to ``{out}``. ``timeout`` is in seconds.
+    The command must write a WAV file to ``{out}``. ``timeout`` is in seconds; ``max_bytes``
+    caps the clip it writes (checked before reading; default :data:`CLIP_MAX_BYTES`).
+
+    Process hygiene (POSIX): the command runs in a session and process group of its own under
+    a small guard (:mod:`vocencebench._cmdguard`). On a timeout, or when the caller is
+    interrupted, the whole group is killed, grandchildren included; when the calling process
+    dies (even by SIGKILL) the guard kills the group. Its stdin is empty, its stdout
+    discarded and only the last lines of its stderr kept for the failure reason. A command
+    that moves itself into a new session (``setsid``) escapes the group.
     """
 
-    def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None) -> None:
+    def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None,
+                 max_bytes: int = CLIP_MAX_BYTES) -> None:
         try:
             self.argv_template = shlex.split(template)
         except ValueError as exc:  # an unbalanced quote
@@ -120,6 +225,7 @@ class CommandAdapter:
         if not any("{out}" in a for a in self.argv_template):
             raise ConfigError(f"command template {template!r} must contain {{out}}")
         self.timeout = timeout
+        self.max_bytes = _check_max_bytes(max_bytes)
         self.system_id = name or f"cmd:{template}"
 
     def __call__(self, text: str, instruction: str) -> bytes:
@@ -127,24 +233,52 @@ class CommandAdapter:
             out = os.path.join(tmp, "out.wav")
             values = {"text": text, "instruction": instruction, "out": out}
             argv = [_fill(a, values) for a in self.argv_template]
-            try:
-                proc = subprocess.run(
-                    argv, capture_output=True, timeout=self.timeout, check=False
-                )
-            except FileNotFoundError as exc:
-                raise SynthesisError(f"command not found: {argv[0]}") from exc
-            except subprocess.TimeoutExpired as exc:
+            if shutil.which(argv[0]) is None:
+                raise SynthesisError(f"command not found: {argv[0]}")
+            err_path = os.path.join(tmp, "stderr.txt")
+            code = self._run(argv, err_path)
+            if code != 0:
                 raise SynthesisError(
-                    f"command timed out after {self.timeout:g} s: {argv[0]}"
-                ) from exc
-            if proc.returncode != 0:
-                err = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-                raise SynthesisError(
-                    f"command exited {proc.returncode}: {argv[0]}: {' | '.join(err)}"
+                    f"command exited {code}: {argv[0]}: {_stderr_tail(err_path)}"
                 )
-            if not os.path.exists(out):
+            wav = _read_clip(out, self.max_bytes, f"command {argv[0]}")
+            if wav is None:
                 raise SynthesisError(f"command {argv[0]} wrote no file to {{out}}")
-            return Path(out).read_bytes()
+            return wav
+
+    def _run(self, argv: list[str], err_path: str) -> int:
+        grouped = os.name == "posix" and bool(sys.executable)
+        # The guard holds the read end of a lifeline pipe; only this process holds the
+        # write end, so the guard sees end-of-file the moment this process dies.
+        life_r, life_w = os.pipe() if grouped else (-1, -1)
+        full = ([sys.executable, "-I", "-S", _GUARD, str(life_r), "--", *argv]
+                if grouped else argv)
+        try:
+            with open(err_path, "wb") as err:
+                try:
+                    proc = subprocess.Popen(full, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=err,
+                                            start_new_session=grouped,
+                                            pass_fds=(life_r,) if grouped else ())
+                except OSError as exc:
+                    raise SynthesisError(f"cannot run {argv[0]}: {exc.strerror or exc}") \
+                        from exc
+                finally:
+                    if grouped:
+                        os.close(life_r)
+                try:
+                    return _wait(proc, self.timeout)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc, grouped)
+                    raise SynthesisError(
+                        f"command timed out after {self.timeout:g} s: {argv[0]}"
+                    ) from None
+                except BaseException:  # Ctrl-C, an error here: take the command along
+                    _kill_group(proc, grouped)
+                    raise
+        finally:
+            if grouped:
+                os.close(life_w)
 
     def __repr__(self) -> str:
         return f"CommandAdapter({self.system_id!r})"
@@ -163,16 +297,19 @@ class DirectoryAdapter:
 
     Its clips are read afresh on every run (``cache_clips = False``): replacing a file in
     place is seen at once; analyses and verdicts are still cached by the audio's sha256.
+    A clip over ``max_bytes`` (default :data:`CLIP_MAX_BYTES`) fails its item unread.
     """
 
     #: Reading a file is cheaper than caching it, and a cached copy could go stale.
     cache_clips = False
 
-    def __init__(self, path: str | os.PathLike[str], *, suffix: str = ".wav") -> None:
+    def __init__(self, path: str | os.PathLike[str], *, suffix: str = ".wav",
+                 max_bytes: int = CLIP_MAX_BYTES) -> None:
         self.root = Path(path).resolve()
         if not self.root.is_dir():
             raise ConfigError(f"clip directory {self.root} does not exist")
         self.suffix = suffix
+        self.max_bytes = _check_max_bytes(max_bytes)
         self.system_id = f"dir:{self.root}"
 
     def path_for(self, item_id: str) -> Path:
@@ -185,9 +322,10 @@ class DirectoryAdapter:
 
     def synthesize_item(self, item: Item) -> bytes:
         p = self.path_for(item.id)
-        if not p.is_file():
+        wav = _read_clip(p, self.max_bytes, f"clip {p.name}")
+        if wav is None:
             raise SynthesisError(f"no clip for {item.id}: {p} is missing")
-        return p.read_bytes()
+        return wav
 
     def __call__(self, text: str, instruction: str) -> bytes:
         raise ConfigError(
@@ -199,11 +337,32 @@ class DirectoryAdapter:
         return f"DirectoryAdapter({str(self.root)!r})"
 
 
+#: Words in a 400 answer that say the speech server refused the *content* (the system's
+#: failure for that item), not the request's shape.
+_REFUSAL_WORDS = ("policy", "refus", "safety", "moderation", "content_filter", "flagged",
+                  "inappropriate", "not allowed", "violat")
+
+
 class OpenAISpeechAdapter:
     """Any ``/v1/audio/speech`` server with an ``instructions`` field (e.g. gpt-4o-mini-tts).
 
-    The key comes from ``api_key`` or ``OPENAI_API_KEY`` and is never stored in ``repr`` or
-    ``system_id``.
+    Requests go through the shared HTTP layer (:mod:`vocencebench._http`): ``timeout`` is the
+    total deadline of one attempt (s); 408/429/5xx, connection resets and truncated answers
+    are retried ``max_retries`` times (jittered backoff from ``backoff`` s, or the wait the
+    server asks for); the answer is read up to ``max_bytes``. Safe to call from several
+    threads at once. What a failure means:
+
+    * the system's failure (:class:`~vocencebench.errors.SynthesisError`, S = 0 for the item):
+      a 400 whose body says the content was refused (policy, safety, moderation), an empty
+      answer, an answer over ``max_bytes``;
+    * infrastructure (:class:`~vocencebench.errors.ServiceError`, ``blame="instrument"``: the
+      item is incomplete, never scored): 429/5xx/network still failing after the retries —
+      ``fatal=True`` when retrying cannot help (401/403/404/other 400s, a per-day quota).
+
+    The bytes are returned as the server sent them, whatever their format (several servers
+    ignore ``response_format``); :func:`vocencebench.audio.load_audio` decodes WAV, FLAC,
+    OGG and MP3. The key comes from ``api_key`` or the ``api_key_env`` variable and is never in
+    ``repr``, ``system_id`` or an error; neither are credentials in ``base_url``.
     """
 
     def __init__(
@@ -213,35 +372,77 @@ class OpenAISpeechAdapter:
         voice: str = "alloy",
         *,
         api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 120.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        max_bytes: int | None = None,
+        response_format: str = "wav",
+        requests_per_minute: float | None = None,
         transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        from ._http import HttpClient, RateLimiter, RetryPolicy
+        from .audio import DEFAULT_MAX_BYTES
+        from .redact import register_secret, register_url_secrets, safe_url
+
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must start with http:// or https://, got "
+                              f"{safe_url(base_url)!r}")
+        register_url_secrets(base_url)
+        self._base = base_url.rstrip("/")
+        self.base_url = safe_url(self._base)
         self.model = model
         self.voice = voice
-        self._key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self._client = httpx.Client(timeout=timeout, transport=transport)
+        self.response_format = response_format
+        self._key = api_key if api_key is not None else os.environ.get(api_key_env)
+        register_secret(self._key)
         self.system_id = f"openai-speech:{self.base_url}#{model}#{voice}"
+        self._http = HttpClient(
+            "speech server", timeout_s=timeout,
+            retry=RetryPolicy(max_retries=max_retries, backoff_s=backoff,
+                              max_backoff_s=max(backoff, 30.0)),
+            max_body_bytes=max_bytes or DEFAULT_MAX_BYTES, secrets=[self._key],
+            transport=transport, sleep=sleep,
+            limiter=RateLimiter(requests_per_minute, sleep=sleep or time.sleep))
+
+    def _url(self) -> str:
+        from ._http import join_url
+
+        return join_url(self._base, "/v1/audio/speech", strip="/v1")
 
     def __call__(self, text: str, instruction: str) -> bytes:
-        url = self.base_url + ("/audio/speech" if self.base_url.endswith("/v1")
-                               else "/v1/audio/speech")
+        from ._http import HTTPFailure
+        from .errors import ServiceError
+        from .redact import redact
+
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         body = {"model": self.model, "voice": self.voice, "input": text,
-                "instructions": instruction, "response_format": "wav"}
+                "instructions": instruction, "response_format": self.response_format}
         try:
-            r = self._client.post(url, json=body, headers=headers)
-        except httpx.HTTPError as exc:
-            raise SynthesisError(f"{self.system_id}: {type(exc).__name__}: {exc}") from exc
-        if r.status_code != 200:
-            raise SynthesisError(
-                f"{self.system_id}: HTTP {r.status_code}: {r.text[:200]}"
-            )
+            r = self._http.request("POST", self._url(), json=body, headers=headers)
+        except HTTPFailure as exc:
+            if exc.reason == "too-large":
+                raise SynthesisError(f"{self.system_id}: {redact(exc)}") from None
+            if exc.status == 400 and any(w in exc.body.lower() for w in _REFUSAL_WORDS):
+                raise SynthesisError(
+                    f"{self.system_id}: the server refused the input (HTTP 400): {exc.body}"
+                ) from None
+            raise ServiceError(f"{self.system_id}: {redact(exc, limit=600)}",
+                               fatal=exc.fatal, blame="instrument", status=exc.status,
+                               calls=exc.calls) from None
+        if not r.content:
+            raise SynthesisError(f"{self.system_id}: HTTP {r.status} with an empty body "
+                                 "(no audio)")
+        ctype = r.headers.get("content-type", "")
+        if ctype.startswith(("application/json", "text/")):
+            raise SynthesisError(f"{self.system_id}: HTTP {r.status} answered {ctype} instead "
+                                 f"of audio: {redact(r.text, limit=200)}")
         return r.content
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        self._client.close()
+        """Close the HTTP connection pool (a later call opens a new one)."""
+        self._http.close()
 
     def __repr__(self) -> str:
         return f"OpenAISpeechAdapter({self.base_url!r}, model={self.model!r}, voice={self.voice!r})"

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from . import __version__
 from .errors import VocenceError
@@ -27,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.corpus",
     "vocencebench.commands.judge",
     "vocencebench.commands.calibrate",
+    "vocencebench.commands.cache",
 )
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).
@@ -62,9 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    previous = _terminate_as_interrupt()
+    from ._procs import sigterm_as_interrupt
+
     try:
-        return int(args.func(args) or 0)
+        # SIGTERM (kill, a job scheduler) ends a run like Ctrl-C: cleanup runs, one line.
+        with sigterm_as_interrupt():
+            return int(args.func(args) or 0)
     except VocenceError as exc:
         print(f"vocencebench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -72,21 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("vocencebench: interrupted; finished work is kept in the cache, run the same "
               "command to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _terminate_as_interrupt() -> Any:
-    """SIGTERM ends a run like Ctrl-C: cleanup runs (pools stop, the cache closes) and one line
-    is printed. Returns the previous handler (None when not in the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, interrupt)
 
 
 if __name__ == "__main__":  # pragma: no cover
