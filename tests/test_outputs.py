@@ -173,7 +173,7 @@ def test_cli_input_errors_are_one_line_before_any_work(
     cases = [
         (["--workers", "0"], "--workers: must be ≥ 1"),
         (["--limit", "-3"], "--limit: must be ≥ 1"),
-        (["--executor", "bogus"], "unknown --executor 'bogus'"),
+        (["--executor", "bogus"], "unknown executor 'bogus'"),
         (["--system-a", "cmd:say 'unbalanced {out}"], "No closing quotation"),
         (["--out", str(foreign)], "not created by vocencebench"),
         (["--out", str(foreign / "report.html")], "is a file"),

@@ -120,7 +120,10 @@ def render_summary(h: Head2Head) -> str:
     if jf:
         lines.append(f"judge failures (dimension dropped from both sides): {jf}")
     if "judge_cost_usd" in m:
-        lines.append(f"judge cost:   ${m['judge_cost_usd']:.4f}")
+        cost = m["judge_cost_usd"]
+        lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
+                                         else "unknown (no price for this model; pass "
+                                              "--judge-price IN,OUT)"))
     lines += ["", f"DECISION: {'TIE' if d.winner == 'tie' else d.winner + ' wins'}",
               d.reason]
     return "\n".join(lines)

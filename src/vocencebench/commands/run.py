@@ -45,10 +45,11 @@ def make_transcriber(spec: str | None) -> Any:
 
 def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     """The items to run, and what the report should say about their selection."""
-    from ..corpus import load_benchmark, read_corpus, split_holdout
+    from ..corpus import load_corpus, split_holdout
 
     src = args.corpus
-    items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
+    # The one corpus gate: pin verified, structure validated, before anything runs.
+    items = load_corpus(src)
     selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
     if args.holdout_salt:
         split = split_holdout(items, salt=args.holdout_salt)
@@ -56,8 +57,6 @@ def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
         # The salt stays private; its digest proves which partition was used.
         selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
     if args.limit is not None:
-        if args.limit < 1:
-            raise ConfigError("--limit must be ≥ 1")
         items = items[: args.limit]
         selection["limit"] = args.limit
     return list(items), selection
@@ -74,21 +73,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _check_executor(spec: str | None) -> None:
-    if spec in (None, "", "local", "serial", "dask") or (spec or "").startswith("dask:"):
-        if spec and spec.startswith("dask:") and not spec[len("dask:"):]:
-            raise ConfigError("--executor dask:ADDRESS needs an address, e.g. dask:tcp://host:8786")
-        return
-    raise ConfigError(f"unknown --executor {spec!r}; use local, serial, dask or dask:ADDRESS")
-
-
 def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     """Every argument checked and every component built before any work starts: a bad option
     fails in a second with one line, never after hours of synthesis."""
     from ..adapters import parse_system_spec
+    from ..executor import check_workers, validate_executor_spec
     from ..outputs import claim_directory
+    from ._judge_args import judge_from_args
 
-    _check_executor(args.executor)
+    validate_executor_spec(args.executor)
+    check_workers(args.workers)
     items, selection = _load_items(args)
     model_a = parse_system_spec(args.system_a)
     model_b = parse_system_spec(args.system_b)
@@ -96,7 +90,7 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     label_b = args.label_b or _default_label(args.system_b)
     if label_a == label_b:
         label_a, label_b = f"{label_a}-a", f"{label_b}-b"
-    judge = make_judge(args.judge, requests_per_minute=getattr(args, "judge_rpm", None))
+    judge = judge_from_args(args)
     transcriber = make_transcriber(args.asr)
     if args.classifiers:
         from ..probes import with_classifiers
@@ -107,7 +101,7 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
 
         probes = default_probes(quality=args.quality)
     out = claim_directory(args.out or f"runs/{label_a}-vs-{label_b}", kind="run",
-                          force=getattr(args, "force", False))
+                          force=args.force)
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
     return {"items": items, "selection": selection, "model_a": model_a, "model_b": model_b,
             "labels": (label_a, label_b), "judge": judge, "transcriber": transcriber,
@@ -129,7 +123,7 @@ def _execute(args: argparse.Namespace) -> int:
         transcriber=run["transcriber"], labels=(label_a, label_b), cache=cache,
         workers=args.workers, executor=args.executor, progress=progress, votes=args.votes,
         consistent=not args.no_swap, all_at_once=args.all_at_once,
-        judge_concurrency=getattr(args, "judge_concurrency", 4),
+        judge_concurrency=args.judge_concurrency,
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
@@ -152,9 +146,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from ._judge_args import JUDGE_FLAGS
+
     args.system_a, args.system_b = "espeak-flat", "espeak-follow"
     args.label_a, args.label_b = "espeak-flat", "espeak-follow"
-    args.judge, args.asr, args.classifiers = "none", "none", False
+    args.asr, args.classifiers = "none", False
+    args.judge = "none"
+    for flag in JUDGE_FLAGS:
+        setattr(args, flag, None)
+    args.judge_concurrency = 4
     args.corpus, args.holdout_salt = "benchmark_v1", None
     args.out = args.out or "runs/demo"
     args.votes, args.no_swap, args.executor, args.all_at_once = 1, False, None, False
@@ -192,6 +192,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
+    from ._judge_args import add_judge_arguments
+
     run = sub.add_parser("run", help="benchmark two TTS systems head to head")
     run.add_argument("--system-a", required=True, metavar="SPEC",
                      help="incumbent: espeak-follow | espeak-flat | cmd:TEMPLATE | dir:PATH | "
@@ -199,7 +201,6 @@ def register(sub: Any) -> None:
     run.add_argument("--system-b", required=True, metavar="SPEC", help="challenger (as above)")
     run.add_argument("--label-a", default=None)
     run.add_argument("--label-b", default=None)
-    run.add_argument("--judge", default="none", help="none | gemini:MODEL | local:URL#MODEL")
     run.add_argument("--asr", default="none",
                      help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
     run.add_argument("--classifiers", action="store_true",
@@ -209,14 +210,11 @@ def register(sub: Any) -> None:
                      help="run on the held-out partition defined by this private salt")
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     run.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
-    run.add_argument("--judge-rpm", type=float, default=None, metavar="N",
-                     help="at most N judge requests per minute (client-side rate limit)")
-    run.add_argument("--judge-concurrency", type=_positive_int, default=4, metavar="N",
-                     help="judge calls in flight at once (default 4)")
     run.add_argument("--all-at-once", action="store_true",
                      help="one judge upload per pair scores every judged dimension")
     run.add_argument("--no-swap", action="store_true",
                      help="judge one order only (faster, position bias not neutralised)")
+    add_judge_arguments(run)
     _common(run)
     run.set_defaults(func=_cmd_run)
 
