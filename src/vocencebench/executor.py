@@ -110,6 +110,10 @@ class LocalExecutor:
                 i = pending.pop(fut)
                 yield i, fut.result()
 
+    def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
+        """One unit on the pool, now (the streaming pipeline bounds what is in flight)."""
+        return self._get_pool().submit(fn, item)
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
@@ -173,6 +177,19 @@ class DaskExecutor:
         for fut in as_completed(futures):  # type: ignore[no-untyped-call]
             yield index_of[fut.key], fut.result()
 
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (for :mod:`vocencebench._dask`)."""
+        return self._client
+
+    def submit(self, fn: Callable[[T], R], item: T, *,
+               resources: dict[str, float] | None = None) -> Future[R]:
+        """One unit on the cluster as a :class:`concurrent.futures.Future`; a worker lost
+        mid-unit makes Dask run it again elsewhere."""
+        from ._dask import submit
+
+        return submit(self._client, fn, item, resources=resources or self._resources)
+
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
         if self._own_cluster is not None:
@@ -181,14 +198,9 @@ class DaskExecutor:
 
 def make_executor(spec: str | None = None, *, workers: int | None = None) -> Executor:
     """``None``/``local`` → local process pool (serial when workers = 1);
-    ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing scheduler."""
-    if spec in (None, "", "local"):
-        w = workers or default_workers()
-        return SerialExecutor() if w == 1 else LocalExecutor(w)
-    if spec == "serial":
-        return SerialExecutor()
-    if spec == "dask":
-        return DaskExecutor(workers=workers)
-    if spec.startswith("dask:"):
-        return DaskExecutor(spec[len("dask:"):], workers=workers)
-    raise ConfigError(f"unknown executor {spec!r}; use local, serial, dask or dask:ADDRESS")
+    ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing scheduler
+    (the forms live in :mod:`vocencebench.specs`)."""
+    from . import specs
+
+    exe: Executor = specs.build("executor", spec, workers=workers)
+    return exe
