@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import queue
 import sqlite3
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -224,6 +225,9 @@ class Engine:
         self._open: dict[int, _Open] = {}
         self._next = 0
         self._stopped: str | None = None
+        # Set by any stage thread that meets a fatal error, read by every unit before it
+        # starts: queued work stops at once, without waiting for the coordinator.
+        self._halt = threading.Event()
         self._error: BaseException | None = None
         self._spans: dict[str, list[float]] = {}
         self._t0 = time.perf_counter()
@@ -316,10 +320,22 @@ class Engine:
         span = self._spans.setdefault(stage, [now, now])
         span[1] = now
 
+    def _guarded(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        """Run a unit in a stage thread unless the run is halting; a fatal error halts it."""
+        if self._halt.is_set():
+            raise _Halted
+        try:
+            return fn(*args, **kw)
+        except BaseException as exc:
+            if is_fatal(exc):
+                self._halt.set()
+            raise
+
     def _stop(self, reason: str) -> None:
         if self._stopped is not None:
             return
         self._stopped = self.stop_reason = reason
+        self._halt.set()
         for fut in list(self._in_flight):
             fut.cancel()
         for d in self._synth_pending:
@@ -383,8 +399,8 @@ class Engine:
             else:
                 while pend:
                     i = pend.popleft()
-                    fut = self._synth_threads[s].submit(synthesize_item, self.systems[s],
-                                                        self.items[i])
+                    fut = self._synth_threads[s].submit(self._guarded, synthesize_item,
+                                                        self.systems[s], self.items[i])
                     self._synth_in_flight[s] += 1
                     self._span("synthesis")
                     self._watch(fut, self._on_synth, s, [i])
@@ -407,7 +423,7 @@ class Engine:
     def _on_synth(self, s: int, idxs: list[int], fut: Future[Any]) -> None:
         self._synth_in_flight[s] -= 1
         self._span("synthesis")
-        if fut.cancelled():
+        if _skipped(fut):
             return
         exc = fut.exception()
         if exc is not None:
@@ -635,7 +651,7 @@ class Engine:
         st.judge_left = len(jobs)
         for ds in jobs:
             fut = self._judge_threads.submit(
-                judge_pair, self.judge, st.item, clips[0], clips[1], ds,
+                self._guarded, judge_pair, self.judge, st.item, clips[0], clips[1], ds,
                 all_at_once=self.opt.all_at_once, consistent=self.opt.consistent,
                 votes=self.opt.votes)
             self._span("judge")
@@ -648,7 +664,7 @@ class Engine:
             return
         st.judge_left -= 1
         self._progress.tick("judge")
-        if fut.cancelled():
+        if _skipped(fut):
             st.jfail.update(dict.fromkeys(ds, self._stopped or fail.reason(fail.JUDGE,
                                                                             "cancelled")))
         else:
@@ -707,6 +723,14 @@ class Engine:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+class _Halted(Exception):
+    """A unit that did not start because the run is halting (a fatal error)."""
+
+
+def _skipped(fut: Future[Any]) -> bool:
+    return fut.cancelled() or isinstance(fut.exception(), _Halted)
 
 
 def _portable(obj: object) -> bool:
