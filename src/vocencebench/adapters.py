@@ -229,7 +229,8 @@ def synthesize_item(system: Callable[[str, str], bytes], item: Item) -> bytes:
         raise SynthesisError(f"{system_id(system)} returned {type(wav).__name__} instead of "
                              f"WAV bytes for {item.id}")
     if not wav:
-        raise SynthesisError(f"{system_id(system)} returned no audio (0 bytes) for {item.id}")
+        raise SynthesisError(f"{system_id(system)} returned no audio (0 bytes) instead of WAV "
+                             f"bytes for {item.id}")
     return bytes(wav)
 
 
