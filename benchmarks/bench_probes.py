@@ -39,7 +39,7 @@ from vocencebench.probes import acoustic as ac
 from vocencebench.probes import default_probes
 from vocencebench.probes.acoustic import DnsmosDiagnostic
 from vocencebench.schema import Item
-from vocencebench.tts import EspeakSettings, synthesize_many
+from vocencebench.tts import EspeakSettings, render_many
 
 SCRIPTS = (
     "The results came back clear, thank you doctor.",
@@ -67,7 +67,7 @@ def make_clips(n: int) -> list[tuple[bytes, Item]]:
         reqs.append((text, s))
         items.append(Item(id=f"b{i}", instruction="", text=text, traits=dict(TRAITS),
                           difficulty=1))
-    wavs = synthesize_many(reqs, workers=2)
+    wavs = render_many(reqs, workers=2)
     return list(zip(wavs, items, strict=True))
 
 

@@ -101,7 +101,7 @@ def main() -> None:
     long: list[bytes] = []
     for _ in range(args.repeats):
         c0, t0 = _cpu_seconds(), time.perf_counter()
-        fresh = tts.synthesize_many(jobs, workers=args.workers)
+        fresh = tts.render_many(jobs, workers=args.workers)
         fresh_rates.append(len(jobs) / (time.perf_counter() - t0))
         fresh_cpu.append((_cpu_seconds() - c0) / len(jobs))
         c0, t0 = _cpu_seconds(), time.perf_counter()
@@ -109,7 +109,7 @@ def main() -> None:
         long_rates.append(len(jobs) / (time.perf_counter() - t0))
         long_cpu.append((_cpu_seconds() - c0) / len(jobs))
 
-    again = tts.synthesize_many(jobs, workers=args.workers)
+    again = tts.render_many(jobs, workers=args.workers)
     audio_s = sum(len(w) - 44 for w in fresh) / 2 / tts.SAMPLE_RATE
     differ = sum(a != b for a, b in zip(fresh, long, strict=True))
     f, g = statistics.median(fresh_rates), statistics.median(long_rates)

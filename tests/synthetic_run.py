@@ -2,8 +2,10 @@
 
 Items, probe results, judge verdicts and one synthesis failure are drawn from a seeded RNG;
 each pair is folded with :func:`vocencebench.pair.combine` and the duel decided with
-:func:`vocencebench.decide.decide`, exactly as :func:`vocencebench.compare.compare_models`
-does after measuring real clips. Run as a script to write a run directory:
+:func:`vocencebench.result.decide_pairs`, exactly as :func:`vocencebench.compare.benchmark`
+does after measuring real clips. ``incomplete_items`` makes the judge fail on those items
+(an instrument failure: the run is INCOMPLETE unless ``allow_incomplete``). Run as a script
+to write a run directory:
 
     .venv/bin/python tests/synthetic_run.py OUT_DIR
 """
@@ -15,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from vocencebench.compare import Head2Head
-from vocencebench.decide import BOOTSTRAP_N, BOOTSTRAP_SEED, decide, desirability
-from vocencebench.pair import ClipAnalysis, PairResult, combine
+from vocencebench.decide import BOOTSTRAP_N, BOOTSTRAP_SEED, desirability
+from vocencebench.pair import ClipAnalysis, PairResult, combine, covered_dimensions
+from vocencebench.result import Head2Head, decide_pairs
 from vocencebench.schema import Item, ProbeResult, Verdict
 from vocencebench.traits import NATURALNESS, TRAITS
 
@@ -116,10 +118,13 @@ def make_head2head(
     labels: tuple[str, str] = LABELS,
     skill_a: float = 0.45,
     skill_b: float = 0.75,
+    incomplete_items: tuple[int, ...] = (),
+    allow_incomplete: bool = False,
 ) -> Head2Head:
     """A synthetic but internally consistent duel; by default B follows instructions better.
 
-    ``skill_a`` / ``skill_b`` are each system's chance (0–1) of realising a trait exactly.
+    ``skill_a`` / ``skill_b`` are each system's chance (0–1) of realising a trait exactly;
+    on the items at ``incomplete_items`` (positions) the judge fails on tone (HTTP 503).
     """
     rng = np.random.default_rng(seed)
     items = make_items(n, rng)
@@ -136,14 +141,15 @@ def make_head2head(
         judge_failures: dict[str, str] = {}
         if an_a.failure is None:
             for dim in TRAITS.judged_dimensions():
-                if k == 13 and dim == "tone":
-                    judge_failures[dim] = "HTTP 503 after 4 attempts"
+                if k in incomplete_items and dim == "tone":
+                    judge_failures[dim] = "judge: HTTP 503 after 4 attempts"
                     continue
                 base_a, base_b = (judged_a, judged_b) if dim != NATURALNESS else (1.8, 2.0)
                 verdicts[dim] = _verdict(rng, dim, base_a, base_b)
         pairs.append(combine(item, an_a, an_b, verdicts, labels=labels,
-                             judge_failures=judge_failures))
-    decision = decide([p.a.S for p in pairs], [p.b.S for p in pairs], labels=labels)
+                             judge_failures=judge_failures,
+                             dimensions=covered_dimensions(_PROBED, True)))
+    decision = decide_pairs(pairs, labels, allow_incomplete=allow_incomplete)
     metadata = {
         "vocencebench": "0.1.0",
         "corpus_hash": "5d1f0c3b9a7e" + "0" * 52,
@@ -161,7 +167,8 @@ def make_head2head(
         "timings": {"synthesis_s": 412.5, "analyse_s": 96.25, "judge_s": 188.0},
         "status": list(STATUS),
     }
-    return Head2Head(labels=labels, pairs=tuple(pairs), decision=decision, metadata=metadata)
+    return Head2Head(labels=labels, pairs=tuple(pairs), decision=decision, metadata=metadata,
+                     registry=TRAITS)
 
 
 if __name__ == "__main__":  # pragma: no cover

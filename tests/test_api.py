@@ -2,10 +2,33 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import vocencebench as vb
+
+API_DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def _documented() -> list[str]:
+    text = API_DOC.read_text(encoding="utf-8")
+    block = text.split("<!-- public-api:start -->")[1].split("<!-- public-api:end -->")[0]
+    return re.findall(r"^- `([^`]+)`", block, flags=re.M)
+
+
+def test_all_is_exactly_the_documented_list() -> None:
+    assert vb.__all__ == _documented()
+
+
+def test_maintainer_tools_are_not_top_level() -> None:
+    for name in ("generate_template_corpus", "freeze", "balanced_assignment", "write_corpus",
+                 "generate_llm_corpus", "corpus_stats", "parse_instruction"):
+        assert name not in vb.__all__
+        assert not hasattr(vb, name)
+    from vocencebench.corpus import generate_template_corpus  # noqa: F401
+    from vocencebench.corpus_llm import generate_llm_corpus  # noqa: F401
 
 
 def test_every_public_name_resolves() -> None:

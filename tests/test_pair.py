@@ -41,13 +41,34 @@ def test_common_dimensions_and_judge_scores() -> None:
     assert p.dropped == {}
 
 
-def test_dimension_scored_for_one_side_is_dropped_from_both() -> None:
+def test_a_covered_dimension_missing_on_one_side_makes_the_item_incomplete() -> None:
     a = _an("A", {"pitch": 1.0, "pace": 0.0})
-    b = _an("B", {"pitch": 1.0})  # pace unmeasurable on B
+    b = _an("B", {"pitch": 1.0})  # no pace result on B: an instrument failure, never an escape
     p = combine(ITEM, a, b, labels=("A", "B"))
-    assert "pace" not in p.a.d and "pace" not in p.b.d
-    assert p.dropped == {"pace": "scored only for A"}
-    assert p.a.S == p.b.S == 1.0
+    assert p.incomplete == "probes: B: no result for pace"
+    assert p.a.S is None and p.b.S is None
+    assert p.a.incomplete == p.b.incomplete == p.incomplete
+    assert p.dropped == {"pace": "probes: B: no result for pace"}
+    # With the run's covered dimensions given, a dimension neither side has is missing too.
+    q = combine(ITEM, _an("A", {"pitch": 1.0}), _an("B", {"pitch": 0.5}), labels=("A", "B"),
+                dimensions=("pitch", "pace"))
+    assert q.incomplete is not None and "pace" in q.incomplete
+
+
+def test_an_empty_composite_is_an_instrument_failure_never_one() -> None:
+    p = combine(ITEM, _an("A", {}), _an("B", {}), labels=("A", "B"), dimensions=())
+    assert p.incomplete is not None and p.incomplete.startswith("probes: ")
+    assert "empty composite" in p.incomplete
+    assert p.a.S is None and p.b.S is None
+
+
+def test_an_instrument_failure_on_one_side_makes_the_item_incomplete() -> None:
+    a = _an("A", {"pitch": 1.0})
+    b = ClipAnalysis(ITEM.id, "B", sha256="1" * 64, instrument_failure="transcription: boom")
+    p = combine(ITEM, a, b, labels=("A", "B"), dimensions=("pitch",))
+    assert p.incomplete == "transcription: boom"
+    assert p.a.S is None and p.a.d == {"pitch": 1.0}
+    assert not needs_judge(a, b)
 
 
 def test_gate_zero_and_failure_zero_the_sample() -> None:
@@ -61,12 +82,25 @@ def test_gate_zero_and_failure_zero_the_sample() -> None:
     assert needs_judge(_an("A", {}, gate=0), _an("B", {}, gate=1))
 
 
-def test_judge_failure_is_recorded_and_dimension_absent() -> None:
+def test_judge_failure_makes_the_item_incomplete() -> None:
     a = _an("A", {"pitch": 1.0})
     b = _an("B", {"pitch": 0.5})
-    p = combine(ITEM, a, b, {}, labels=("A", "B"), judge_failures={"tone": "HTTP 500"})
+    p = combine(ITEM, a, b, {"naturalness": _verdict("naturalness", 2, 2)}, labels=("A", "B"),
+                judge_failures={"tone": "HTTP 500"},
+                dimensions=("pitch", "tone", "naturalness"))
     assert "tone" not in p.a.d
-    assert p.dropped["tone"] == "judge failed: HTTP 500"
+    assert p.dropped["tone"] == "judge: HTTP 500" == p.incomplete
+    assert p.a.S is None
+
+
+def test_a_system_failure_leaves_the_other_side_scored_on_its_probes() -> None:
+    a = _an("A", {"pitch": 1.0, "pace": 0.5})
+    b = _an("B", {}, failure="synthesis: boom")
+    p = combine(ITEM, a, b, {}, labels=("A", "B"),
+                dimensions=("pace", "pitch", "tone", "naturalness"))
+    assert p.incomplete is None  # the judge had nothing to compare: its dimensions are moot
+    assert p.a.d == {"pace": 0.5, "pitch": 1.0} and composite([0.5, 1.0], 1) == p.a.S
+    assert p.b.S == 0.0
 
 
 def test_pair_result_round_trips() -> None:

@@ -29,7 +29,7 @@ from vocencebench.probes.acoustic import (
     integrated_loudness,
 )
 from vocencebench.schema import Item, ProbeResult
-from vocencebench.tts import EspeakSettings, synthesize_many
+from vocencebench.tts import EspeakSettings, render_many
 
 SEED = 3151662
 
@@ -219,7 +219,7 @@ def harmonic(f0: float, *, sr: int, seconds: float = 1.5, amp: float = 0.3) -> n
 def pitch_clips() -> dict[tuple[str, int], Audio]:
     keys = [(g, p) for g in ("male", "female") for p in (20, 50, 80)]
     voice = {"male": "en-us", "female": "en-us+f4"}
-    wavs = synthesize_many([(EVERYDAY[1], EspeakSettings(voice=voice[g], pitch=p))
+    wavs = render_many([(EVERYDAY[1], EspeakSettings(voice=voice[g], pitch=p))
                             for g, p in keys], workers=2)
     return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
 
@@ -227,7 +227,7 @@ def pitch_clips() -> dict[tuple[str, int], Audio]:
 @pytest.fixture(scope="module")
 def pace_clips() -> dict[tuple[str, int], Audio]:
     keys = [(s, r) for r in (120, 175, 260) for s in CORPUS_EVERYDAY + CORPUS_EVERYDAY_SHORT]
-    wavs = synthesize_many([(s, EspeakSettings(rate=r)) for s, r in keys], workers=2)
+    wavs = render_many([(s, EspeakSettings(rate=r)) for s, r in keys], workers=2)
     return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
 
 
@@ -235,7 +235,7 @@ def pace_clips() -> dict[tuple[str, int], Audio]:
 def loudness_clips() -> dict[tuple[str, str, int, int], Audio]:
     keys = [(t, v, p, a) for t in (EVERYDAY[2], CORPUS_EVERYDAY[5]) for v in ("en-us", "en-us+f4")
             for p in (20, 50, 80) for a in (50, 100, 180)]
-    wavs = synthesize_many([(t, EspeakSettings(voice=v, pitch=p, volume=a))
+    wavs = render_many([(t, EspeakSettings(voice=v, pitch=p, volume=a))
                             for t, v, p, a in keys], workers=2)
     return {k: load_audio(w) for k, w in zip(keys, wavs, strict=True)}
 
@@ -286,7 +286,7 @@ def test_pauses_do_not_slow_the_pace() -> None:
     """Silence inserted between words is a pause, not slower articulation: padding a clip
     with silence cannot turn a moderate reading into a slow one."""
     text = EVERYDAY[4]
-    wav = synthesize_many([(text, EspeakSettings(rate=175))], workers=1)[0]
+    wav = render_many([(text, EspeakSettings(rate=175))], workers=1)[0]
     clip = load_audio(wav)
     x = clip.samples
     gap = np.zeros(round(0.8 * clip.sample_rate), dtype=np.float32)

@@ -33,11 +33,11 @@ def run_dir(h2h: Head2Head, tmp_path: Path) -> Path:
 
 
 def test_synthetic_run_is_realistic(h2h: Head2Head) -> None:
-    # Guards the fixture itself: a decisive duel with a failure and a dropped judge dimension.
+    # Guards the fixture itself: a decisive, complete duel with a system failure.
     assert len(h2h.pairs) == 40
     assert h2h.decision.winner == LABELS[1]
     assert sum(p.a.failure is not None for p in h2h.pairs) == 1
-    assert any(v.startswith("judge failed") for p in h2h.pairs for v in p.dropped.values())
+    assert h2h.complete and h2h.incomplete_items == {}
     assert {"tone", "naturalness"} <= set(h2h.pairs[0].a.d)
 
 

@@ -96,7 +96,7 @@ def test_loader_version_is_the_pinned_one() -> None:
 
 
 def test_reference_renderings_match_their_pins() -> None:
-    wavs = tts.synthesize_many([(t, s) for t, s, _ in PINS], workers=2)
+    wavs = tts.render_many([(t, s) for t, s, _ in PINS], workers=2)
     assert [sha(w) for w in wavs] == [p for _, _, p in PINS]
     a = load_audio(wavs[0])
     assert a.sample_rate == 22_050 and a.format == "WAV/PCM_16" and a.channels == 1
@@ -115,7 +115,7 @@ def test_identical_in_another_python_process() -> None:
 
 
 def test_seed_is_applied_to_breath_noise() -> None:
-    a, b, c, d = tts.synthesize_many(
+    a, b, c, d = tts.render_many(
         [(TEXT, EspeakSettings(voice="en+f3", seed=s)) for s in (1, 1, 2)]
         + [(TEXT, EspeakSettings(voice="en+f4", seed=2))], workers=2)
     assert a == b
@@ -151,7 +151,7 @@ def as_pcm16(wav: bytes) -> bytes:
 
 def test_hidden_state_does_not_leak_between_clips() -> None:
     other = "Please restart the router and wait thirty seconds."
-    a1, b, a2 = tts.synthesize_many([(TEXT, NEUTRAL), (other, NEUTRAL), (TEXT, NEUTRAL)],
+    a1, b, a2 = tts.render_many([(TEXT, NEUTRAL), (other, NEUTRAL), (TEXT, NEUTRAL)],
                                     workers=1)
     assert a1 == a2 == tts.synthesize(TEXT, NEUTRAL)
     assert b != a1
@@ -248,7 +248,7 @@ def test_every_listed_voice_and_variant_is_real() -> None:
     for v in tts.VARIANTS:
         assert (data / "voices" / "!v" / v).is_file(), v
     names = list(tts.VOICES) + [f"en+{v}" for v in tts.VARIANTS]
-    wavs = tts.synthesize_many([("Hello there.", EspeakSettings(voice=n)) for n in names],
+    wavs = tts.render_many([("Hello there.", EspeakSettings(voice=n)) for n in names],
                                workers=2)
     digests = {sha(w) for w in wavs}
     assert len(digests) == len(names)
@@ -268,11 +268,11 @@ def test_control_characters_do_not_cut_the_text() -> None:
 
 def test_batch_errors_name_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SynthesisError, match="nothing to say"):
-        tts.synthesize_many([(TEXT, NEUTRAL), ("", NEUTRAL)], workers=2)
+        tts.render_many([(TEXT, NEUTRAL), ("", NEUTRAL)], workers=2)
     with pytest.raises(ConfigError, match="workers"):
-        tts.synthesize_many([(TEXT, NEUTRAL)], workers=0)
+        tts.render_many([(TEXT, NEUTRAL)], workers=0)
     with pytest.raises(ConfigError, match="EspeakSettings"):
-        tts.synthesize_many([(TEXT, {"rate": 100})], workers=1)  # type: ignore[list-item]
+        tts.render_many([(TEXT, {"rate": 100})], workers=1)  # type: ignore[list-item]
 
     def crash(engine: object, text: str, settings: EspeakSettings) -> bytes:
         os._exit(3)
@@ -444,7 +444,7 @@ def renders() -> dict[str, bytes]:
         "f-elderly": {"age": "78", "gender": "female"},
     }
     keys = list(requests)
-    wavs = tts.synthesize_many([(LONG, tts.voice_settings(requests[k])) for k in keys],
+    wavs = tts.render_many([(LONG, tts.voice_settings(requests[k])) for k in keys],
                                workers=2)
     return dict(zip(keys, wavs, strict=True))
 
@@ -488,7 +488,7 @@ def test_loudness_moves_lufs(renders: dict[str, bytes]) -> None:
 
 def test_amplitude_is_a_gain_up_to_100_and_limited_above() -> None:
     amps = (50, 100, 150, 200)
-    xs = [pcm(w) for w in tts.synthesize_many([(LONG, EspeakSettings(volume=v)) for v in amps],
+    xs = [pcm(w) for w in tts.render_many([(LONG, EspeakSettings(volume=v)) for v in amps],
                                               workers=2)]
     x50, x100, x150, x200 = xs
 
@@ -536,7 +536,7 @@ def test_follow_lands_in_the_probes_buckets() -> None:
     requests += [dict(base, pace=p) for p in ("slow", "fast")]
     requests += [dict(base, loudness=v, gender=g) for v in ("quiet", "loud")
                  for g in ("male", "female")]
-    wavs = tts.synthesize_many([(LONG, tts.voice_settings(r)) for r in requests], workers=2)
+    wavs = tts.render_many([(LONG, tts.voice_settings(r)) for r in requests], workers=2)
     probes: list[Any] = [acoustic.PitchProbe(), acoustic.PaceProbe(), acoustic.LoudnessProbe()]
     wrong = []
     for req, wav in zip(requests, wavs, strict=True):

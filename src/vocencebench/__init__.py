@@ -2,7 +2,9 @@
 
 ``import vocencebench as vb`` is cheap: the scoring core is imported at once, and the audio,
 probe, judge and pipeline parts (which need the ``probes``/``classifiers``/``whisper`` extras)
-are imported on first use of their names.
+are imported on first use of their names. The public names are exactly ``__all__``, listed
+and explained in ``docs/api.md`` (a test keeps the two equal); everything else is imported
+from its module.
 """
 
 from __future__ import annotations
@@ -20,67 +22,66 @@ from .errors import (
     CacheError,
     ConfigError,
     CorpusError,
+    InstrumentError,
     JudgeError,
     JudgeResponseError,
     MissingDependencyError,
     ProbeError,
     ScoresError,
+    ServiceError,
     SynthesisError,
     TranscriptionError,
     VocenceError,
+    blame_of,
+    is_fatal,
 )
-from .schema import Decision, Item, ProbeResult, SampleScore, Verdict
+from .schema import INCOMPLETE, UNMEASURABLE, Decision, Item, ProbeResult, SampleScore, Verdict
 from .traits import TRAITS, Trait, TraitRegistry
 
 # Public names served lazily: name -> module that defines it.
 _LAZY: dict[str, str] = {
-    # pipeline
+    # running a duel
     "benchmark": "vocencebench.compare",
     "compare_models": "vocencebench.compare",
-    "Head2Head": "vocencebench.compare",
     "score_pair": "vocencebench.pair",
-    "PairResult": "vocencebench.pair",
-    "load_run": "vocencebench.report",
-    "Cache": "vocencebench.cache",
-    # corpus
     "load_benchmark": "vocencebench.corpus",
-    "load_corpus": "vocencebench.corpus",
-    "validate_corpus": "vocencebench.corpus",
-    "read_corpus": "vocencebench.corpus",
-    "corpus_hash": "vocencebench.corpus",
-    "split_holdout": "vocencebench.corpus",
-    "balanced_assignment": "vocencebench.corpus",
-    "generate_template_corpus": "vocencebench.corpus",
-    "check_corpus": "vocencebench.corpus",
-    "freeze": "vocencebench.corpus",
-    "corpus_stats": "vocencebench.corpus",
-    "write_corpus": "vocencebench.corpus",
-    "generate_llm_corpus": "vocencebench.corpus_llm",
-    "parse_instruction": "vocencebench.instruction",
-    "find_contradictions": "vocencebench.instruction",
-    "trait_mentions": "vocencebench.instruction",
-    # audio, systems, gate
-    "load_audio": "vocencebench.audio",
-    "Audio": "vocencebench.audio",
-    "to_wav_bytes": "vocencebench.audio",
-    "EspeakSystem": "vocencebench.adapters",
-    "TTSSystem": "vocencebench.adapters",
+    "load_run": "vocencebench.report",
+    "Judge": "vocencebench.judge",
+    "default_probes": "vocencebench.probes",
+    "with_classifiers": "vocencebench.probes",
     "whisper_transcriber": "vocencebench.transcribe",
     "openai_transcriber": "vocencebench.transcribe",
     "pocketsphinx_transcriber": "vocencebench.transcribe",
-    "Transcriber": "vocencebench.transcribe",
+    "EspeakSystem": "vocencebench.adapters",
+    "Cache": "vocencebench.cache",
+    # results
+    "Head2Head": "vocencebench.result",
+    "PairResult": "vocencebench.pair",
+    "ClipAnalysis": "vocencebench.pair",
     "Transcript": "vocencebench.transcribe",
-    # probes
-    "default_probes": "vocencebench.probes",
-    "with_classifiers": "vocencebench.probes",
-    "ProbeSet": "vocencebench.probes",
+    # extension protocols
+    "TTSSystem": "vocencebench.adapters",
+    "BatchedSystem": "vocencebench.adapters",
+    "ItemSystem": "vocencebench.adapters",
     "Probe": "vocencebench.probes",
-    "measure_batch": "vocencebench.probes",
-    # judge
-    "Judge": "vocencebench.judge",
-    "PROMPT_VERSION": "vocencebench.prompts",
-    "calibrate_files": "vocencebench.calibration",
-    # scores files and metrics
+    "BatchedProbe": "vocencebench.stages",
+    "Diagnostic": "vocencebench.probes",
+    "ProbeSet": "vocencebench.probes",
+    "Transcriber": "vocencebench.transcribe",
+    "JudgeBackend": "vocencebench.judge",
+    "Executor": "vocencebench.executor",
+    # audio
+    "load_audio": "vocencebench.audio",
+    "Audio": "vocencebench.audio",
+    "Clip": "vocencebench._clip",
+    "to_wav_bytes": "vocencebench.audio",
+    # corpus, scores and metrics
+    "load_corpus": "vocencebench.corpus",
+    "validate_corpus": "vocencebench.corpus",
+    "read_corpus": "vocencebench.corpus",
+    "check_corpus": "vocencebench.corpus",
+    "corpus_hash": "vocencebench.corpus",
+    "split_holdout": "vocencebench.corpus",
     "read_scores": "vocencebench.scores",
     "decide_scores": "vocencebench.scores",
     "write_scores": "vocencebench.scores",
@@ -88,36 +89,41 @@ _LAZY: dict[str, str] = {
     "control_success": "vocencebench.metrics",
     "confusion_matrices": "vocencebench.metrics",
     "bootstrap_ci": "vocencebench.metrics",
+    "calibrate_files": "vocencebench.calibration",
+    # scoring
+    "PROMPT_VERSION": "vocencebench.prompts",
 }
 
-__all__ = [
-    "TRAITS",
-    "AudioError",
-    "BudgetExceededError",
-    "CacheError",
-    "ConfigError",
-    "CorpusError",
-    "Decision",
-    "Item",
-    "JudgeError",
-    "JudgeResponseError",
-    "MissingDependencyError",
-    "ProbeError",
-    "ProbeResult",
-    "SampleScore",
-    "ScoresError",
-    "SynthesisError",
-    "Trait",
-    "TraitRegistry",
-    "TranscriptionError",
-    "Verdict",
-    "VocenceError",
+# The documented order (docs/api.md); tests/test_api.py checks it name by name.
+__all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
+    # running a duel
+    "benchmark", "compare_models", "score_pair", "load_benchmark", "load_run", "Judge",
+    "default_probes", "with_classifiers", "whisper_transcriber", "openai_transcriber",
+    "pocketsphinx_transcriber", "EspeakSystem", "Cache",
+    # results
+    "Head2Head", "PairResult", "ClipAnalysis", "SampleScore", "Decision", "Verdict",
+    "ProbeResult", "Item", "Transcript", "INCOMPLETE", "UNMEASURABLE",
+    # extension protocols
+    "TTSSystem", "BatchedSystem", "ItemSystem", "Probe", "BatchedProbe", "Diagnostic",
+    "ProbeSet", "Transcriber", "JudgeBackend", "Executor",
+    # audio
+    "load_audio", "Audio", "Clip", "to_wav_bytes",
+    # corpus, scores and metrics
+    "load_corpus", "validate_corpus", "read_corpus", "check_corpus", "corpus_hash",
+    "split_holdout", "read_scores",
+    "decide_scores", "write_scores", "win_rates", "control_success", "confusion_matrices",
+    "bootstrap_ci", "calibrate_files",
+    # scoring
+    "composite", "desirability", "gate", "margin", "PROMPT_VERSION",
+    # traits
+    "TRAITS", "Trait", "TraitRegistry",
+    # errors
+    "VocenceError", "ConfigError", "MissingDependencyError", "CorpusError", "AudioError",
+    "SynthesisError", "InstrumentError", "ProbeError", "TranscriptionError", "JudgeError",
+    "JudgeResponseError", "BudgetExceededError", "ServiceError", "ScoresError", "CacheError",
+    "blame_of", "is_fatal",
+    # version
     "__version__",
-    "composite",
-    "desirability",
-    "gate",
-    "margin",
-    *sorted(_LAZY),
 ]
 
 

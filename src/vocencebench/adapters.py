@@ -1,20 +1,37 @@
 """Any TTS model as a ``(text, instruction) -> wav bytes`` callable.
 
-The extension point is :class:`TTSSystem`. Systems may also offer
+The extension point is :class:`TTSSystem`. A system may also implement optional hooks, each a
+declared :class:`~typing.Protocol` below; the pipeline checks them once, when a run starts
+(:func:`system_hooks`), and refuses an attribute that looks like a misspelt hook
+(``cache_clip``, ``synthesise_many``) instead of silently ignoring it:
 
-* ``system_id`` — a stable identity for the cache (else the class/function name is used);
-* ``synthesize_item(item) -> bytes`` — when the system needs the item itself (directories);
-* ``synthesize_many(requests) -> list[bytes | Exception]`` — batched synthesis (GPU models);
-* ``cache_clips = False`` — do not keep this system's clips in the run cache.
+* :class:`IdentifiedSystem` — ``system_id: str``, a stable identity for the cache (else the
+  class/function name is used);
+* :class:`ItemSystem` — ``synthesize_item(item) -> bytes``, when the system needs the item
+  itself (directories of clips);
+* :class:`BatchedSystem` — ``synthesize_many(requests, *, workers=None) -> list[bytes |
+  Exception]``: one result per ``(text, instruction)`` request, in order; an item's failure
+  is its exception in its slot, never raised for the batch (the same contract as
+  :func:`vocencebench.tts.synthesize_many`);
+* :class:`CachePolicy` — ``cache_clips: bool``; ``False`` keeps this system's clips out of the
+  run cache (they are read afresh every run);
+* :class:`ConcurrentSystem` — ``concurrency: int``, requests this system may have in flight
+  at once (I/O-bound systems: HTTP APIs, command lines); ``benchmark(concurrency=...)``
+  overrides it;
+* :class:`PlacedSystem` — ``placement: "client" | "worker"``: where a batched system runs on
+  a Dask cluster (model adapters default to the workers, everything else to the client).
 
 A system that raises or times out on an item scores S = 0 on it, with the reason kept; the
-pipeline catches :class:`~vocencebench.errors.VocenceError` and any other exception alike.
+pipeline catches :class:`~vocencebench.errors.VocenceError` and any other exception alike. An
+error blamed on an instrument (``ServiceError``: a speech API's 429/5xx/network after its
+retries) makes the item incomplete instead, and a rerun retries it.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import difflib
 import os
 import re
 import select
@@ -27,27 +44,39 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import httpx
 
-from .errors import ConfigError, MissingDependencyError, SynthesisError
+from .errors import ConfigError, MissingDependencyError, SynthesisError, VocenceError
 from .schema import Item
 
 __all__ = [
     "CLIP_MAX_BYTES",
+    "SYSTEM_HOOKS",
+    "BatchedSystem",
+    "CachePolicy",
     "CommandAdapter",
+    "ConcurrentSystem",
     "DirectoryAdapter",
     "EspeakSystem",
+    "IdentifiedSystem",
+    "ItemSystem",
     "OpenAISpeechAdapter",
     "ParlerTTSAdapter",
+    "PlacedSystem",
     "Qwen3TTSAdapter",
+    "SystemHooks",
     "TTSSystem",
     "parse_system_spec",
     "synthesize_item",
+    "system_hooks",
     "system_id",
 ]
+
+Placement = Literal["client", "worker"]
 
 
 @runtime_checkable
@@ -55,6 +84,127 @@ class TTSSystem(Protocol):
     """A prompt-controllable TTS system: script + voice instruction → WAV bytes."""
 
     def __call__(self, text: str, instruction: str) -> bytes: ...
+
+
+@runtime_checkable
+class IdentifiedSystem(Protocol):
+    """A system with a stable cache identity (change it when its output changes)."""
+
+    system_id: str
+
+
+@runtime_checkable
+class ItemSystem(Protocol):
+    """A system that serves clips by item (e.g. a directory of pre-synthesised clips)."""
+
+    def synthesize_item(self, item: Item) -> bytes: ...
+
+
+@runtime_checkable
+class BatchedSystem(Protocol):
+    """A system that renders many requests at once (a GPU model, the eSpeak lanes).
+
+    One result per ``(text, instruction)`` request, in order: WAV bytes, or the exception
+    that failed that item. Raising fails the whole batch (each item gets the error).
+    """
+
+    def synthesize_many(
+        self, requests: Sequence[tuple[str, str]], *, workers: int | None = None
+    ) -> list[bytes | Exception]: ...
+
+
+@runtime_checkable
+class CachePolicy(Protocol):
+    """``cache_clips = False``: never keep this system's clips in the run cache."""
+
+    cache_clips: bool
+
+
+@runtime_checkable
+class ConcurrentSystem(Protocol):
+    """``concurrency``: how many requests the system may have in flight at once."""
+
+    concurrency: int
+
+
+@runtime_checkable
+class PlacedSystem(Protocol):
+    """``placement``: ``"worker"`` runs a batched system on the Dask workers, ``"client"`` in
+    the process that runs the benchmark."""
+
+    placement: Placement
+
+
+#: Every optional hook: attribute name → what it must be.
+SYSTEM_HOOKS: dict[str, str] = {
+    "system_id": "a non-empty str",
+    "synthesize_item": "a method (item) -> bytes",
+    "synthesize_many": "a method (requests, *, workers=None) -> list[bytes | Exception]",
+    "cache_clips": "a bool",
+    "concurrency": "an int >= 1",
+    "placement": "'client' or 'worker'",
+}
+
+
+@dataclass(frozen=True)
+class SystemHooks:
+    """What a system offers, read once at the start of a run (:func:`system_hooks`)."""
+
+    system_id: str
+    per_item: bool
+    batched: bool
+    cache_clips: bool
+    concurrency: int | None
+    placement: Placement | None
+
+
+def _misspelt_hooks(system: object) -> list[tuple[str, str]]:
+    names = [n for n in dir(system) if not n.startswith("_") and n not in SYSTEM_HOOKS]
+    out = []
+    for n in names:
+        close = difflib.get_close_matches(n, SYSTEM_HOOKS, n=1, cutoff=0.8)
+        if close:
+            out.append((n, close[0]))
+    return out
+
+
+def system_hooks(system: Callable[[str, str], bytes], *, label: str = "system") -> SystemHooks:
+    """Check ``system``'s optional hooks once; a wrong type or a name that looks like a
+    misspelt hook is a :class:`~vocencebench.errors.ConfigError` naming the fix."""
+    name = f"{label} {system!r}"
+    for bad, hook in _misspelt_hooks(system):
+        raise ConfigError(
+            f"{name} has an attribute {bad!r}, which looks like the hook {hook!r} misspelt; "
+            f"rename it to {hook!r} ({SYSTEM_HOOKS[hook]}) or to a name starting with '_'"
+        )
+    if not callable(system) and not isinstance(system, ItemSystem):
+        raise ConfigError(f"{name} is not callable as (text, instruction) -> WAV bytes")
+    sid = getattr(system, "system_id", None)
+    if sid is not None and not (isinstance(sid, str) and sid):
+        raise ConfigError(f"{name}: system_id must be {SYSTEM_HOOKS['system_id']}, "
+                          f"got {sid!r}")
+    for hook in ("synthesize_item", "synthesize_many"):
+        if hasattr(system, hook) and not callable(getattr(system, hook)):
+            raise ConfigError(f"{name}: {hook} must be {SYSTEM_HOOKS[hook]}")
+    cache_clips = getattr(system, "cache_clips", True)
+    if not isinstance(cache_clips, bool):
+        raise ConfigError(f"{name}: cache_clips must be a bool, got {cache_clips!r}")
+    conc = getattr(system, "concurrency", None)
+    if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
+        raise ConfigError(f"{name}: concurrency must be {SYSTEM_HOOKS['concurrency']}, "
+                          f"got {conc!r}")
+    placement = getattr(system, "placement", None)
+    if placement not in (None, "client", "worker"):
+        raise ConfigError(f"{name}: placement must be {SYSTEM_HOOKS['placement']}, "
+                          f"got {placement!r}")
+    return SystemHooks(
+        system_id=system_id(system),
+        per_item=isinstance(system, ItemSystem),
+        batched=isinstance(system, BatchedSystem),
+        cache_clips=cache_clips,
+        concurrency=conc,
+        placement=placement,
+    )
 
 
 def system_id(system: Callable[[str, str], bytes]) -> str:
@@ -68,21 +218,27 @@ def system_id(system: Callable[[str, str], bytes]) -> str:
 
 
 def synthesize_item(system: Callable[[str, str], bytes], item: Item) -> bytes:
-    """Synthesise ``item`` with ``system``; raises SynthesisError naming the item on failure."""
+    """Synthesise ``item`` with ``system``.
+
+    Our own errors pass through as they are (a ``ServiceError`` stays the instrument's, a
+    ``ConfigError`` stops the run); anything else a user's system raises becomes a
+    SynthesisError naming the item, and so does an empty or non-bytes result.
+    """
     try:
         fn = getattr(system, "synthesize_item", None)
         wav = fn(item) if fn is not None else system(item.text, item.instruction)
-    except SynthesisError:
+    except VocenceError:
         raise
     except Exception as exc:  # a user's system may raise anything
         raise SynthesisError(
             f"{system_id(system)} failed on {item.id}: {type(exc).__name__}: {exc}"
         ) from exc
-    if not isinstance(wav, bytes | bytearray) or not wav:
-        raise SynthesisError(
-            f"{system_id(system)} returned {type(wav).__name__} instead of WAV bytes "
-            f"for {item.id}"
-        )
+    if not isinstance(wav, bytes | bytearray):
+        raise SynthesisError(f"{system_id(system)} returned {type(wav).__name__} instead of "
+                             f"WAV bytes for {item.id}")
+    if not wav:
+        raise SynthesisError(f"{system_id(system)} returned no audio (0 bytes) instead of WAV "
+                             f"bytes for {item.id}")
     return bytes(wav)
 
 
@@ -598,28 +754,10 @@ class ParlerTTSAdapter(_BatchedModelAdapter):
 
 
 def parse_system_spec(spec: str) -> Callable[[str, str], bytes]:
-    """A system from a CLI spec: a built-in name (``espeak-follow``, ``espeak-flat``),
-    ``cmd:TEMPLATE``, ``dir:PATH``, ``openai-speech:URL#MODEL#VOICE``, ``qwen3:CHECKPOINT``
-    or ``parler:CHECKPOINT``."""
-    if spec.startswith("cmd:"):
-        return CommandAdapter(spec[4:])
-    if spec.startswith("dir:"):
-        return DirectoryAdapter(spec[4:])
-    if spec.startswith("openai-speech:"):
-        parts = spec[len("openai-speech:"):].split("#")
-        if len(parts) != 3 or not all(parts):
-            raise ConfigError(f"expected openai-speech:URL#MODEL#VOICE, got {spec!r}")
-        return OpenAISpeechAdapter(parts[0], parts[1], parts[2])
-    if spec.startswith("qwen3:"):
-        return Qwen3TTSAdapter(spec[len("qwen3:"):])
-    if spec.startswith("parler:"):
-        return ParlerTTSAdapter(spec[len("parler:"):])
-    from . import tts
+    """A system from a CLI spec (:mod:`vocencebench.specs`): a built-in name
+    (``espeak-follow``, ``espeak-flat``), ``cmd:TEMPLATE``, ``dir:PATH``,
+    ``openai-speech:URL#MODEL#VOICE``, ``qwen3:CHECKPOINT`` or ``parler:CHECKPOINT``."""
+    from . import specs
 
-    if spec in tts.builtin_systems():
-        return EspeakSystem(spec)
-    raise ConfigError(
-        f"unknown system {spec!r}; use one of {', '.join(tts.builtin_systems())}, "
-        "cmd:TEMPLATE, dir:PATH, openai-speech:URL#MODEL#VOICE, qwen3:CHECKPOINT, "
-        "parler:CHECKPOINT"
-    )
+    system: Callable[[str, str], bytes] = specs.build("system", spec)
+    return system

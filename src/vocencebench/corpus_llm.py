@@ -27,7 +27,14 @@ from typing import Any
 
 import httpx
 
-from .corpus import Assignment, _script_key, balanced_assignment, check_item, freeze
+from .corpus import (
+    CORPUS_SEED,
+    Assignment,
+    _script_key,
+    balanced_assignment,
+    check_item,
+    freeze,
+)
 from .errors import ConfigError, CorpusError
 from .schema import Item
 from .traits import TRAITS, TraitRegistry
@@ -186,7 +193,7 @@ class LLMCorpusWriter:
 def generate_llm_corpus(
     path: str | Path,
     n: int = 496,
-    seed: int = 3151662,
+    seed: int = CORPUS_SEED,
     *,
     base_url: str | None = None,
     model: str | None = None,

@@ -16,13 +16,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from .errors import ConfigError, ScoresError
-from .schema import Decision
 from .traits import RUBRIC_MAX, TRAITS, Trait, TraitRegistry
+
+if TYPE_CHECKING:
+    from .schema import Decision
+
+# schema.Decision takes its defaults from the constants below, so schema imports this module
+# and this module imports schema only where a Decision is built (no import cycle).
 
 __all__ = [
     "ALPHA",
@@ -228,6 +234,8 @@ def decide(
     B wins if LCB(B − A) > margin(S̄_A); A wins if LCB(A − B) > margin(S̄_B); else tie.
     Both bounds use the same resample indices.
     """
+    from .schema import Decision
+
     a = _check_values(scores_a, labels[0])
     b = _check_values(scores_b, labels[1])
     if len(a) != len(b):

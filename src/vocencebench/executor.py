@@ -210,6 +210,10 @@ class LocalExecutor:
             with contextlib.suppress(Exception):
                 p.join(timeout=5)
 
+    def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
+        """One unit on the pool, now (the streaming pipeline bounds what is in flight)."""
+        return self._get_pool(fn, item).submit(fn, item)
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
@@ -273,6 +277,19 @@ class DaskExecutor:
         for fut in as_completed(futures):  # type: ignore[no-untyped-call]
             yield index_of[fut.key], fut.result()
 
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (for :mod:`vocencebench._dask`)."""
+        return self._client
+
+    def submit(self, fn: Callable[[T], R], item: T, *,
+               resources: dict[str, float] | None = None) -> Future[R]:
+        """One unit on the cluster as a :class:`concurrent.futures.Future`; a worker lost
+        mid-unit makes Dask run it again elsewhere."""
+        from ._dask import submit
+
+        return submit(self._client, fn, item, resources=resources or self._resources)
+
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
         if self._own_cluster is not None:
@@ -283,23 +300,13 @@ def make_executor(spec: str | None = None, *, workers: int | None = None,
                   units: int | None = None) -> Executor:
     """``None``/``local`` → local process pool (serial when it would have one worker);
     ``serial``; ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing
-    scheduler. Local workers are capped at the CPUs available and at ``units`` (the number of
-    units of work, when known); the executor's ``note`` says so. Specs and worker counts are
-    checked before anything starts (:func:`validate_executor_spec`, :func:`check_workers`)."""
+    scheduler (the forms live in :mod:`vocencebench.specs`). Local workers are capped at the
+    CPUs available and at ``units`` (the number of units of work, when known); the executor's
+    ``note`` says so. Specs and worker counts are checked before anything starts
+    (:func:`validate_executor_spec`, :func:`check_workers`)."""
+    from . import specs
+
     validate_executor_spec(spec)
     check_workers(workers)
-    if spec in (None, "", "local"):
-        n, note = capped_workers(workers, units)
-        if n == 1:
-            serial = SerialExecutor()
-            serial.note = note
-            return serial
-        local = LocalExecutor(n)  # already capped: no second note
-        local.note = note
-        return local
-    if spec == "serial":
-        return SerialExecutor()
-    assert spec is not None
-    if spec == "dask":
-        return DaskExecutor(workers=workers)
-    return DaskExecutor(spec[len("dask:"):], workers=workers)
+    exe: Executor = specs.build("executor", spec, workers=workers, units=units)
+    return exe

@@ -3,27 +3,45 @@
 The data flow is one-directional: each clip is *analysed* on its own (decode, ASR gate,
 probes: :func:`analyse_clip`), the pair is *judged* (tone, naturalness), and
 :func:`combine` folds both into a :class:`PairResult` with one :class:`SampleScore` a side.
-A dimension scored for only one side of a pair is dropped from both (a duel compares like
-with like). A side whose system failed (raised, timed out, undecodable audio) scores S = 0
-with the reason kept; the other side is then scored on its own dimensions.
+
+Failure semantics (docs/methodology.md):
+
+* a side whose *system* failed (raised, timed out, no audio, undecodable audio) scores
+  S = 0 with the reason kept; the other side is scored on its own;
+* when an *instrument* failed (a probe crashed, the transcriber or the judge failed, a speech
+  service failed after its retries), or a dimension the run covers has no result on a side
+  that produced audio, the item is *incomplete*: ``PairResult.incomplete`` says why, both
+  samples have ``S = None``, and nothing about the item is decided;
+* a sample with no scored dimension at all is an instrument failure, never S = 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import _failures as fail
+from ._clip import Clip
 from .decide import composite, desirability
-from .errors import VocenceError
+from .errors import ConfigError, VocenceError
 from .schema import Item, ProbeResult, Record, SampleScore, Verdict
 from .traits import NATURALNESS, TRAITS, TraitRegistry
 
 if TYPE_CHECKING:
+    from .audio import Audio
     from .probes.base import ProbeSet
     from .transcribe import Transcriber
 
-__all__ = ["ClipAnalysis", "PairResult", "analyse_clip", "combine", "score_pair"]
+__all__ = [
+    "ClipAnalysis",
+    "PairResult",
+    "analyse_clip",
+    "combine",
+    "covered_dimensions",
+    "needs_judge",
+    "score_pair",
+]
 
 
 @dataclass(frozen=True)
@@ -31,7 +49,9 @@ class ClipAnalysis(Record):
     """What was measured on one clip on its own.
 
     ``gate`` is 1/0, or None when no transcriber ran (gate OFF); ``wer`` a fraction;
-    ``duration`` seconds; ``failure`` why there is nothing to measure (no audio, bad audio).
+    ``duration`` seconds; ``failure`` the *system's* failure (no audio, bad audio: S = 0);
+    ``instrument_failure`` why an instrument could not measure the clip (transcriber or probe
+    failed: the item is incomplete and a rerun retries it).
     """
 
     kind = "clip_analysis"
@@ -48,6 +68,12 @@ class ClipAnalysis(Record):
     probes: dict[str, ProbeResult] = field(default_factory=dict)
     quality: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    instrument_failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the clip was measured: neither the system nor an instrument failed."""
+        return self.failure is None and self.instrument_failure is None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClipAnalysis:
@@ -59,25 +85,47 @@ class ClipAnalysis(Record):
 
 def analyse_clip(
     item: Item,
-    wav: bytes | None,
+    wav: bytes | Clip | None,
     *,
     system: str,
     probes: ProbeSet | None = None,
     transcriber: Transcriber | None = None,
     failure: str | None = None,
 ) -> ClipAnalysis:
-    """Decode, gate and probe one clip. Never raises for a bad clip: the failure is kept."""
-    from .audio import load_audio
+    """Decode (once), gate and probe one clip. Never raises for a bad clip or a failing
+    instrument: the system's failure goes to ``failure``, an instrument's to
+    ``instrument_failure``. Only a :class:`~vocencebench.errors.ConfigError` (a missing extra,
+    a bad setting) propagates."""
+    return measure_clip(item, wav, system=system, probes=probes, transcriber=transcriber,
+                        failure=failure)[0]
 
+
+def measure_clip(
+    item: Item,
+    wav: bytes | Clip | None,
+    *,
+    system: str,
+    probes: ProbeSet | None = None,
+    transcriber: Transcriber | None = None,
+    failure: str | None = None,
+) -> tuple[ClipAnalysis, Audio | None]:
+    """:func:`analyse_clip`, and the decoded audio when the clip decoded (for the stages that
+    need its samples next in the same process)."""
     if wav is None or failure is not None:
-        return ClipAnalysis(item.id, system, failure=failure or "no audio")
+        return ClipAnalysis(item.id, system,
+                            failure=failure or fail.reason(fail.SYNTHESIS, "no audio")), None
+    clip = wav if isinstance(wav, Clip) else Clip.from_bytes(bytes(wav))
     try:
-        audio = load_audio(wav, name=f"{system}/{item.id}")
+        audio = clip.audio()
+    except ConfigError:
+        raise
     except VocenceError as exc:
-        return ClipAnalysis(item.id, system, failure=f"audio: {exc}")
+        return ClipAnalysis(item.id, system, sha256=clip.sha256,
+                            failure=fail.reason(fail.AUDIO, exc)), None
     notes: list[str] = []
     if audio.mixed_down:
         notes.append(f"stereo mixed down to mono ({audio.channels} channels)")
+    base: dict[str, Any] = {"sha256": clip.sha256, "duration": audio.duration}
     transcript = engine = None
     wer = gate = None
     if transcriber is not None:
@@ -85,9 +133,13 @@ def analyse_clip(
 
         try:
             tr = transcriber(audio)
-        except VocenceError as exc:
-            return ClipAnalysis(item.id, system, sha256=audio.sha256, duration=audio.duration,
-                                failure=f"transcription: {exc}")
+        except ConfigError:
+            raise
+        except Exception as exc:  # any crash of the ASR engine is the instrument's
+            return ClipAnalysis(item.id, system, **base, notes=tuple(notes),
+                                instrument_failure=fail.reason(
+                                    fail.TRANSCRIPTION, f"{system}: {fail.exc_text(exc)}")
+                                ), audio
         res = score_transcript(item.text, tr)
         transcript, engine, wer, gate = tr.text, tr.engine, res.wer, res.gate
     results: dict[str, ProbeResult] = {}
@@ -95,22 +147,30 @@ def analyse_clip(
     if probes is not None:
         try:
             results = probes.measure(audio, item)
-        except VocenceError as exc:
-            notes.append(f"probes failed: {exc}")
+        except ConfigError:
+            raise
+        except Exception as exc:  # a probe crash is the instrument's, never the clip's
+            return ClipAnalysis(item.id, system, **base, transcript=transcript,
+                                asr_engine=engine, wer=wer, gate=gate, notes=tuple(notes),
+                                instrument_failure=fail.reason(
+                                    fail.PROBES, f"{system}: {fail.exc_text(exc)}")), audio
         try:
             quality = dict(probes.diagnose(audio))
-        except VocenceError as exc:
-            notes.append(f"quality diagnostics failed: {exc}")
+        except ConfigError:
+            raise
+        except Exception as exc:  # diagnostics are reported, never scored
+            notes.append(fail.reason("quality diagnostics failed", exc))
     return ClipAnalysis(
-        item.id, system, sha256=audio.sha256, duration=audio.duration,
-        transcript=transcript, asr_engine=engine, wer=wer, gate=gate,
-        probes=results, quality=quality, notes=tuple(notes),
-    )
+        item.id, system, **base, transcript=transcript, asr_engine=engine, wer=wer,
+        gate=gate, probes=results, quality=quality, notes=tuple(notes),
+    ), audio
 
 
 @dataclass(frozen=True)
 class PairResult(Record):
-    """Both sides of one item: scores, analyses, the judge's verdicts, what was dropped."""
+    """Both sides of one item: scores, analyses, the judge's verdicts, and why dimensions
+    were not scored (``dropped``). ``incomplete`` is why the item cannot be decided (an
+    instrument failed), else None."""
 
     kind = "pair_result"
 
@@ -121,6 +181,7 @@ class PairResult(Record):
     analysis_b: ClipAnalysis
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
+    incomplete: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PairResult:
@@ -132,21 +193,21 @@ class PairResult(Record):
             analysis_b=ClipAnalysis.from_dict(data["analysis_b"]),
             verdicts={k: Verdict.from_dict(v) for k, v in data.get("verdicts", {}).items()},
             dropped=dict(data.get("dropped", {})),
+            incomplete=data.get("incomplete"),
         )
 
 
-def _side_dims(
-    item: Item, an: ClipAnalysis, verdicts: Mapping[str, Verdict], side: str,
-    registry: TraitRegistry,
-) -> dict[str, float]:
-    d: dict[str, float] = {}
-    for trait, res in an.probes.items():
-        d[trait] = float(res.d)
-    for dim, v in verdicts.items():
-        score = v.score_a if side == "a" else v.score_b
-        name = dim if dim == NATURALNESS else registry.get(dim).name
-        d[name] = desirability(registry.get(dim), score) if dim != NATURALNESS else score / 3.0
-    return d
+def covered_dimensions(
+    probe_traits: Sequence[str], judged: bool, registry: TraitRegistry = TRAITS
+) -> tuple[str, ...]:
+    """The dimensions a run scores: the probe set's traits, plus the judged dimensions when
+    a judge runs, in registry order (traits, then naturalness)."""
+    want = set(probe_traits) | (set(registry.judged_dimensions()) if judged else set())
+    return tuple(d for d in registry.dimensions() if d in want)
+
+
+def _judged_d(dim: str, score: float, registry: TraitRegistry) -> float:
+    return desirability(registry.get(dim), score) if dim != NATURALNESS else score / 3.0
 
 
 def combine(
@@ -158,26 +219,71 @@ def combine(
     labels: tuple[str, str] = ("a", "b"),
     judge_failures: Mapping[str, str] | None = None,
     registry: TraitRegistry = TRAITS,
+    dimensions: Sequence[str] | None = None,
 ) -> PairResult:
-    """Fold two analyses and the verdicts into one :class:`PairResult` (pure)."""
+    """Fold two analyses and the verdicts into one :class:`PairResult` (pure).
+
+    ``dimensions`` are the dimensions the run covers (:func:`covered_dimensions`); without
+    it, every dimension measured or judged on either side, or whose judging failed. Judged
+    dimensions are required only of a pair the judge had to see (:func:`needs_judge`): when
+    one side has no clip the other is scored on its probe dimensions. ``judge_failures``
+    maps a dimension to why the judge gave no verdict (prefixed ``judge: `` if it is not).
+    """
     verdicts = dict(verdicts or {})
-    dropped: dict[str, str] = {k: f"judge failed: {v}" for k, v in (judge_failures or {}).items()}
-    da = _side_dims(item, analysis_a, verdicts, "a", registry)
-    db = _side_dims(item, analysis_b, verdicts, "b", registry)
+    jfail = {k: (v if v.startswith(f"{fail.JUDGE}: ") else fail.reason(fail.JUDGE, v))
+             for k, v in (judge_failures or {}).items()}
     order = registry.dimensions()
-    if analysis_a.failure is None and analysis_b.failure is None:
-        for dim in sorted(set(da) ^ set(db), key=lambda x: order.index(x) if x in order else 99):
-            side = labels[0] if dim in da else labels[1]
-            dropped[dim] = f"scored only for {side}"
-        common = [x for x in order if x in da and x in db]
-        da = {k: da[k] for k in common}
-        db = {k: db[k] for k in common}
+    judged_dims = set(registry.judged_dimensions())
+    if dimensions is None:
+        seen = (set(analysis_a.probes) | set(analysis_b.probes) | set(verdicts) | set(jfail))
+        dimensions = [d for d in order if d in seen]
+    judged = needs_judge(analysis_a, analysis_b)
+    required = [d for d in order if d in set(dimensions) and (judged or d not in judged_dims)]
+    dropped: dict[str, str] = {}
+    problems: list[str] = []
+    for an in (analysis_a, analysis_b):
+        if an.instrument_failure is not None:
+            problems.append(an.instrument_failure)
+
+    def side_d(an: ClipAnalysis, side: str, label: str) -> dict[str, float]:
+        d: dict[str, float] = {}
+        if an.failure is not None:
+            return d
+        for dim in required:
+            if dim in judged_dims:
+                v = verdicts.get(dim)
+                if v is not None:
+                    d[dim] = _judged_d(dim, v.score_a if side == "a" else v.score_b, registry)
+                    continue
+                why = jfail.get(dim) or fail.reason(fail.JUDGE, f"no verdict for {dim}")
+            else:
+                r = an.probes.get(dim)
+                if r is not None:
+                    d[dim] = float(r.d)
+                    continue
+                if an.instrument_failure is not None:
+                    continue  # already the item's reason
+                why = fail.reason(fail.PROBES, f"{label}: no result for {dim}")
+            dropped.setdefault(dim, why)
+            problems.append(why)
+        if (not d and an.instrument_failure is None and an.gate != 0
+                and not any(dim in dropped for dim in required)):
+            problems.append(fail.reason(
+                fail.PROBES, f"{label}: no dimension was scored (no probe measured anything "
+                "and no judge ran); an empty composite is not a score"))
+        return d
+
+    da = side_d(analysis_a, "a", labels[0])
+    db = side_d(analysis_b, "b", labels[1])
+    incomplete = problems[0] if problems else None
 
     def score(an: ClipAnalysis, d: dict[str, float], label: str) -> SampleScore:
+        if incomplete is not None:
+            return SampleScore(item.id, label, None, d, gate=an.gate, wer=an.wer,
+                               failure=an.failure, incomplete=incomplete)
         if an.failure is not None:
             return SampleScore(item.id, label, 0.0, {}, gate=None, wer=None, failure=an.failure)
-        ordered = {k: d[k] for k in order if k in d}
-        return SampleScore(item.id, label, composite(ordered, an.gate), ordered,
+        return SampleScore(item.id, label, composite(d, an.gate), d,
                            gate=an.gate, wer=an.wer, failure=None)
 
     return PairResult(
@@ -188,20 +294,22 @@ def combine(
         analysis_b=analysis_b,
         verdicts=verdicts,
         dropped=dropped,
+        incomplete=incomplete,
     )
 
 
 def needs_judge(analysis_a: ClipAnalysis, analysis_b: ClipAnalysis) -> bool:
-    """Whether judging the pair can change a score: both clips exist and one passes the gate."""
-    if analysis_a.failure is not None or analysis_b.failure is not None:
+    """Whether judging the pair can change a score: both clips were measured (no system or
+    instrument failure on either) and at least one passes the gate."""
+    if not (analysis_a.ok and analysis_b.ok):
         return False
     return not (analysis_a.gate == 0 and analysis_b.gate == 0)
 
 
 def score_pair(
     item: Item,
-    wav_a: bytes | None,
-    wav_b: bytes | None,
+    wav_a: bytes | Clip | None,
+    wav_b: bytes | Clip | None,
     *,
     probes: ProbeSet | None,
     transcriber: Transcriber | None = None,
@@ -212,20 +320,26 @@ def score_pair(
     registry: TraitRegistry = TRAITS,
 ) -> PairResult:
     """Score one item's pair of clips on every dimension (no cache, in this process)."""
-    an_a = analyse_clip(item, wav_a, system=labels[0], probes=probes, transcriber=transcriber)
-    an_b = analyse_clip(item, wav_b, system=labels[1], probes=probes, transcriber=transcriber)
+    clip_a = wav_a if wav_a is None or isinstance(wav_a, Clip) else Clip.from_bytes(wav_a)
+    clip_b = wav_b if wav_b is None or isinstance(wav_b, Clip) else Clip.from_bytes(wav_b)
+    an_a = analyse_clip(item, clip_a, system=labels[0], probes=probes, transcriber=transcriber)
+    an_b = analyse_clip(item, clip_b, system=labels[1], probes=probes, transcriber=transcriber)
     verdicts: dict[str, Verdict] = {}
     failures: dict[str, str] = {}
-    if judge is not None and wav_a is not None and wav_b is not None and needs_judge(an_a, an_b):
-        from .errors import JudgeError
-
+    if judge is not None and clip_a is not None and clip_b is not None \
+            and needs_judge(an_a, an_b):
         for dim in registry.judged_dimensions():
             try:
                 verdicts[dim] = judge.compare(
-                    text=item.text, instruction=item.instruction, audio_a=wav_a, audio_b=wav_b,
-                    dimension=dim, consistent=consistent, votes=votes, category=item.category,
+                    text=item.text, instruction=item.instruction, audio_a=clip_a,
+                    audio_b=clip_b, dimension=dim, consistent=consistent, votes=votes,
+                    category=item.category,
                 )
-            except JudgeError as exc:
-                failures[dim] = str(exc)
+            except ConfigError:
+                raise
+            except Exception as exc:  # the judge's failure, never the systems'
+                failures[dim] = fail.reason(fail.JUDGE, f"{dim}: {fail.exc_text(exc)}")
+    dims = covered_dimensions(probes.traits if probes is not None else (), judge is not None,
+                              registry)
     return combine(item, an_a, an_b, verdicts, labels=labels, judge_failures=failures,
-                   registry=registry)
+                   registry=registry, dimensions=dims)

@@ -26,7 +26,7 @@ from .schema import dumps_canonical
 from .traits import TRAITS
 
 if TYPE_CHECKING:
-    from .compare import Head2Head
+    from .result import Head2Head
 
 __all__ = ["RUN_FILES", "load_run", "render_html", "render_markdown", "render_summary",
            "save_run", "verify_run"]
@@ -228,9 +228,10 @@ def _nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
 def _bootstrap_svg(h: Head2Head) -> str:
     d = h.decision
     la, lb = h.labels
-    sa = [p.a.S for p in h.pairs]
-    sb = [p.b.S for p in h.pairs]
-    delta = [y - x for x, y in zip(sa, sb, strict=True)]
+    # Complete items only: an incomplete item has no composite (S is None).
+    delta = [p.b.S - p.a.S for p in h.pairs if p.a.S is not None and p.b.S is not None]
+    if not delta:
+        return "<p>No complete item: nothing to resample.</p>"
     means = bootstrap_means(delta, n_boot=d.n_boot, seed=d.seed)
     lcb = lower_confidence_bound(means)
     # The upper bound of δ is −LCB(a − b): a wins when it lies below −margin(b).
@@ -413,7 +414,7 @@ def verify_run(directory: str | os.PathLike[str]) -> list[str]:
 
 def load_run(directory: str | os.PathLike[str]) -> Head2Head:
     """Read a saved run back from its ``run.json``."""
-    from .compare import Head2Head
+    from .result import Head2Head
 
     path = Path(directory) / "run.json"
     if not path.is_file():

@@ -14,10 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
+from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .errors import ConfigError
 
 __all__ = [
+    "INCOMPLETE",
     "SCHEMA_VERSION",
+    "UNMEASURABLE",
     "Decision",
     "Item",
     "ProbeResult",
@@ -29,6 +32,11 @@ __all__ = [
 
 #: Bumped whenever a record's JSON form changes incompatibly.
 SCHEMA_VERSION = 1
+#: ``ProbeResult.label`` of a trait a probe could not measure because of the clip (no voiced
+#: frames, no speech, below the meter's gate): d = 0, the reason in ``detail["unmeasurable"]``.
+UNMEASURABLE = "unmeasurable"
+#: ``Decision.winner`` of a run with items that could not be scored (an instrument failed).
+INCOMPLETE = "incomplete"
 
 Winner = Literal["a", "b", "tie"]
 
@@ -175,22 +183,42 @@ class SampleScore(Record):
     ``d`` maps each scored dimension to its desirability (0–1); ``gate`` is 1/0 from the
     intelligibility gate, or None when no transcriber ran (gate OFF, counted as passing);
     ``wer`` the word-error rate (fraction) or None; ``S`` the composite on [0, 1];
-    ``failure`` why the sample was zeroed (synthesis error, undecodable audio), else None.
+    ``failure`` why the system's sample was zeroed (synthesis error, undecodable audio), else
+    None. ``incomplete`` is set when an *instrument* failed on the item (probe, transcriber,
+    judge, a speech service after its retries): the item cannot be scored, ``S`` is None, and
+    a rerun retries it. ``S`` is None exactly when ``incomplete`` is set.
     """
 
     kind: ClassVar[str] = "sample_score"
 
     item: str
     system: str
-    S: float
+    S: float | None
     d: dict[str, float] = field(default_factory=dict)
     gate: int | None = None
     wer: float | None = None
     failure: str | None = None
+    incomplete: str | None = None
 
     def __post_init__(self) -> None:
+        if self.incomplete is not None:
+            if self.S is not None:
+                raise ConfigError(f"sample {self.item}/{self.system}: an incomplete sample "
+                                  f"has no composite, got S={self.S!r}")
+            return
+        if self.S is None:
+            raise ConfigError(f"sample {self.item}/{self.system}: S is None but the sample is "
+                              "not marked incomplete")
         if not (isinstance(self.S, int | float) and math.isfinite(self.S) and 0 <= self.S <= 1):
             raise ConfigError(f"sample {self.item}/{self.system}: S={self.S!r} is not in [0, 1]")
+
+    def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:
+        """As :meth:`Record.to_dict`; ``incomplete`` is written only when set, so the rows of
+        complete samples are the same bytes as before the field existed."""
+        out = super().to_dict(versioned=versioned)
+        if out.get("incomplete") is None:
+            out.pop("incomplete", None)
+        return out
 
 
 @dataclass(frozen=True)
@@ -199,7 +227,11 @@ class Decision(Record):
 
     ``lcb`` is the 5th-percentile bootstrap bound of mean(S_b − S_a) and ``margin`` the bar it
     had to clear, margin(S̄_a); ``lcb_reverse`` / ``margin_reverse`` are the same for a over b.
-    ``winner`` is a system label or ``"tie"``. Means and bounds are on the [0, 1] scale.
+    ``winner`` is a system label, ``"tie"``, or :data:`INCOMPLETE` when items could not be
+    scored (then the numbers are those of the complete items, or 0 with ``n = 0`` when there
+    are none, and ``reason`` says what failed). Means and bounds are on the [0, 1] scale.
+    ``n_boot`` and ``seed`` default to :data:`vocencebench.decide.BOOTSTRAP_N` and
+    :data:`~vocencebench.decide.BOOTSTRAP_SEED`.
     """
 
     kind: ClassVar[str] = "decision"
@@ -216,5 +248,5 @@ class Decision(Record):
     lcb_reverse: float = float("nan")
     margin_reverse: float = float("nan")
     mean_delta: float = float("nan")
-    n_boot: int = 2000
-    seed: int = 3151662
+    n_boot: int = BOOTSTRAP_N
+    seed: int = BOOTSTRAP_SEED

@@ -15,9 +15,9 @@ Scoring kinds and their desirability d ∈ [0, 1] (see ``decide.desirability``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import ConfigError
 
@@ -106,6 +106,29 @@ class Trait:
         """Position of ``value`` in the (ordinal) value order."""
         return self.values.index(self.check_value(value))
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (every field, synonyms included)."""
+        return {
+            "name": self.name, "kind": self.kind, "scoring": self.scoring,
+            "values": list(self.values), "description": self.description, "unit": self.unit,
+            "tolerance": self.tolerance,
+            "synonyms": {k: list(v) for k, v in self.synonyms.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trait:
+        """Inverse of :meth:`to_dict` (validated as any new trait)."""
+        try:
+            return cls(
+                name=str(data["name"]), kind=data["kind"], scoring=data["scoring"],
+                values=tuple(str(v) for v in data["values"]),
+                description=str(data.get("description", "")), unit=str(data.get("unit", "")),
+                tolerance=None if data.get("tolerance") is None else float(data["tolerance"]),
+                synonyms={str(k): tuple(v) for k, v in dict(data.get("synonyms", {})).items()},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"cannot read a trait from {dict(data)!r}: {exc}") from None
+
 
 class TraitRegistry:
     """An ordered set of :class:`Trait` s, looked up by name."""
@@ -173,6 +196,19 @@ class TraitRegistry:
         raise ConfigError(
             f"unknown dimension {name!r}; valid: {', '.join(self.dimensions())}"
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the traits in registration order (run.json carries it, so a saved
+        run rebuilds exactly the registry that scored it)."""
+        return {"traits": [t.to_dict() for t in self._traits.values()]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraitRegistry:
+        """Inverse of :meth:`to_dict`."""
+        traits = data.get("traits") if isinstance(data, Mapping) else None
+        if not isinstance(traits, list):
+            raise ConfigError(f"a trait registry needs a 'traits' list, got {data!r}")
+        return cls(Trait.from_dict(t) for t in traits)
 
     def copy(self) -> TraitRegistry:
         """An independent registry with the same traits (for extending without side effects)."""

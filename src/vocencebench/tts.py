@@ -84,6 +84,7 @@ __all__ = [
     "get_system",
     "pitch_parameter",
     "plan_voice",
+    "render_many",
     "synthesize",
     "synthesize_many",
     "synthesize_requests",
@@ -814,7 +815,7 @@ def synthesize(text: str, settings: EspeakSettings = NEUTRAL) -> bytes:
     return res
 
 
-def synthesize_many(
+def render_many(
     requests: Iterable[tuple[str, EspeakSettings]],
     *,
     workers: int | None = None,
@@ -822,7 +823,8 @@ def synthesize_many(
     """Render many ``(text, settings)`` pairs, ``workers`` processes at a time (default: the
     CPU count, at most 8); results in input order, each identical to :func:`synthesize`.
 
-    Raises SynthesisError for the first failed request (after all have run).
+    Raises SynthesisError for the first failed request (after all have run). For systems
+    and instructions, :func:`synthesize_many` is the batched form with per-item results.
     """
     results = _run(list(requests), workers)
     for r in results:
@@ -916,14 +918,16 @@ def get_system(name: str) -> EspeakFollow | EspeakFlat:
     return factory()
 
 
-def synthesize_requests(
+def synthesize_many(
     name: str,
     requests: Sequence[tuple[str, str]],
     *,
     workers: int | None = None,
 ) -> list[bytes | Exception]:
-    """Batch form of a built-in system: ``(text, instruction)`` pairs → WAV bytes or the
-    error for that item (an instruction that cannot be planned fails only its own item)."""
+    """Batch form of a built-in system, with the contract of the adapter hook
+    :class:`~vocencebench.adapters.BatchedSystem`: ``(text, instruction)`` pairs → one result
+    per request, in order, WAV bytes or the error that failed that item (an instruction that
+    cannot be planned, or a clip that fails to render, fails only its own item)."""
     system = get_system(name)
     jobs: list[tuple[str, EspeakSettings]] = []
     slots: list[int] = []
@@ -938,3 +942,6 @@ def synthesize_requests(
         out[i] = res
     return [r if r is not None else SynthesisError("internal: item not run") for r in out]
 
+
+#: The former name of :func:`synthesize_many` (same contract).
+synthesize_requests = synthesize_many

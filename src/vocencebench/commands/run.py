@@ -7,39 +7,21 @@ import sys
 import time
 from typing import Any
 
-from ..errors import ConfigError
-
 __all__ = ["make_judge", "make_transcriber", "register"]
 
 
 def make_judge(spec: str | None, *, requests_per_minute: float | None = None) -> Any:
     """``none`` | ``gemini[:MODEL]`` | ``local:URL#MODEL`` → a judge (or None)."""
-    if spec in (None, "", "none"):
-        return None
-    from ..judge import Judge
+    from .. import specs
 
-    return Judge.from_spec(spec, requests_per_minute=requests_per_minute)
+    return specs.build("judge", spec, requests_per_minute=requests_per_minute)
 
 
 def make_transcriber(spec: str | None) -> Any:
     """``none`` | ``whisper[:MODEL]`` | ``openai:URL#MODEL`` | ``pocketsphinx``."""
-    if spec in (None, "", "none"):
-        return None
-    from .. import transcribe
+    from .. import specs
 
-    if spec == "whisper" or spec.startswith("whisper:"):
-        model = spec.partition(":")[2] or "large-v3"
-        return transcribe.whisper_transcriber(model)
-    if spec.startswith("openai:"):
-        url, sep, model = spec[len("openai:"):].rpartition("#")
-        if not sep or not url or not model:
-            raise ConfigError(f"expected --asr openai:URL#MODEL, got {spec!r}")
-        return transcribe.openai_transcriber(url, model)
-    if spec == "pocketsphinx":
-        return transcribe.pocketsphinx_transcriber()
-    raise ConfigError(
-        f"unknown ASR {spec!r}; use none, whisper[:MODEL], openai:URL#MODEL or pocketsphinx"
-    )
+    return specs.build("transcriber", spec)
 
 
 def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:

@@ -1,0 +1,256 @@
+"""One registry of the command-line spec kinds: systems, judges, transcribers, executors.
+
+A spec is ``NAME`` or ``NAME:ARGUMENT`` (``espeak-follow``, ``cmd:TEMPLATE``,
+``local:URL#MODEL``, ``dask:tcp://host:8786``). Each kind maps names to a :class:`SpecForm`
+(its syntax for help texts and error messages, and a builder that imports its heavy
+dependency only when called). :func:`build` is what the CLI calls; an unknown spec is a
+:class:`~vocencebench.errors.ConfigError` listing every form of that kind.
+
+Adding a form is one :func:`register` call::
+
+    from vocencebench import specs
+    specs.register("system", "mytts", "mytts:CHECKPOINT", lambda arg, **kw: MyTTS(arg))
+
+Per-system concurrency is not part of a spec (a ``?`` or ``,`` would collide with command
+lines and URLs): pass ``benchmark(concurrency=(a, b))`` from Python, or ``--concurrency-a`` /
+``--concurrency-b`` on the command line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from .errors import ConfigError
+
+__all__ = ["KINDS", "SpecForm", "build", "forms", "register", "syntaxes"]
+
+Kind = Literal["system", "judge", "transcriber", "executor"]
+KINDS: Final[tuple[Kind, ...]] = ("system", "judge", "transcriber", "executor")
+
+#: A builder gets the text after ``NAME:`` ("" for a bare name) and the caller's options.
+Builder = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class SpecForm:
+    """One form of a spec kind.
+
+    ``name`` is the word before ``:``; ``syntax`` how it is written (``cmd:TEMPLATE``);
+    ``bare``: ``NAME`` alone is accepted; ``needs_arg``: ``NAME:`` must be followed by an
+    argument; ``options``: the keyword options the builder accepts from :func:`build`.
+    """
+
+    kind: Kind
+    name: str
+    syntax: str
+    builder: Builder
+    bare: bool = False
+    needs_arg: bool = True
+    options: tuple[str, ...] = ()
+
+
+_REGISTRY: dict[Kind, dict[str, SpecForm]] = {k: {} for k in KINDS}
+
+
+def register(kind: Kind, name: str, syntax: str, builder: Builder, *, bare: bool = False,
+             needs_arg: bool = True, options: tuple[str, ...] = ()) -> SpecForm:
+    """Add a form; a duplicate name within a kind is an error."""
+    if kind not in _REGISTRY:
+        raise ConfigError(f"unknown spec kind {kind!r}; kinds: {', '.join(KINDS)}")
+    if name in _REGISTRY[kind]:
+        raise ConfigError(f"{kind} spec {name!r} is already registered")
+    form = SpecForm(kind, name, syntax, builder, bare=bare, needs_arg=needs_arg,
+                    options=options)
+    _REGISTRY[kind][name] = form
+    return form
+
+
+def forms(kind: Kind) -> tuple[SpecForm, ...]:
+    """Every form of ``kind``, in registration order."""
+    return tuple(_REGISTRY[kind].values())
+
+
+def syntaxes(kind: Kind) -> tuple[str, ...]:
+    """How each form of ``kind`` is written (for help texts)."""
+    return tuple(dict.fromkeys(f.syntax for f in forms(kind)))
+
+
+def build(kind: Kind, spec: str | None, **options: Any) -> Any:
+    """The object ``spec`` names (a system, a judge or None, a transcriber or None, an
+    executor). ``options`` go to builders that declare them (e.g. ``workers`` for executors,
+    ``requests_per_minute`` for judges); an option a form does not take is ignored only when
+    it is None."""
+    text = "" if spec is None else str(spec)
+    name, sep, arg = text.partition(":")
+    form = _REGISTRY[kind].get(name) if kind in _REGISTRY else None
+    if form is None or (not sep and not form.bare) or (sep and form.needs_arg and not arg):
+        if form is not None:
+            raise ConfigError(f"expected {form.syntax}, got {text!r}")
+        raise ConfigError(f"unknown {kind} {text!r}; use {' | '.join(syntaxes(kind))}")
+    extra = [k for k, v in options.items() if k not in form.options and v is not None]
+    if extra:
+        raise ConfigError(f"{kind} spec {form.syntax} takes no option {', '.join(extra)}")
+    return form.builder(arg, **{k: v for k, v in options.items() if k in form.options})
+
+
+# ------------------------------------------------------------------------------ systems
+
+
+def _espeak(name: str) -> Builder:
+    def make(arg: str) -> Any:
+        from .adapters import EspeakSystem
+
+        return EspeakSystem(name)
+
+    return make
+
+
+def _cmd(arg: str) -> Any:
+    from .adapters import CommandAdapter
+
+    return CommandAdapter(arg)
+
+
+def _dir(arg: str) -> Any:
+    from .adapters import DirectoryAdapter
+
+    return DirectoryAdapter(arg)
+
+
+def _openai_speech(arg: str) -> Any:
+    from .adapters import OpenAISpeechAdapter
+
+    parts = arg.split("#")
+    if len(parts) != 3 or not all(parts):
+        raise ConfigError(f"expected openai-speech:URL#MODEL#VOICE, got 'openai-speech:{arg}'")
+    return OpenAISpeechAdapter(parts[0], parts[1], parts[2])
+
+
+def _qwen3(arg: str) -> Any:
+    from .adapters import Qwen3TTSAdapter
+
+    return Qwen3TTSAdapter(arg)
+
+
+def _parler(arg: str) -> Any:
+    from .adapters import ParlerTTSAdapter
+
+    return ParlerTTSAdapter(arg)
+
+
+def _hibari(name: str) -> Builder:
+    def make(arg: str) -> Any:
+        from . import neural  # type: ignore[attr-defined, unused-ignore]
+
+        return neural.HibariSystem(name)
+
+    return make
+
+
+# Names only: tts is not imported until a system is built.
+for _name in ("espeak-follow", "espeak-flat"):
+    register("system", _name, _name, _espeak(_name), bare=True, needs_arg=False)
+if importlib.util.find_spec(f"{__package__}.neural") is not None:  # the neural stream's module
+    for _name in ("hibari-follow", "hibari"):
+        register("system", _name, _name, _hibari(_name), bare=True, needs_arg=False)
+register("system", "cmd", "cmd:TEMPLATE", _cmd)
+register("system", "dir", "dir:PATH", _dir)
+register("system", "openai-speech", "openai-speech:URL#MODEL#VOICE", _openai_speech)
+register("system", "qwen3", "qwen3:CHECKPOINT", _qwen3)
+register("system", "parler", "parler:CHECKPOINT", _parler)
+
+
+# ------------------------------------------------------------------------------- judges
+
+
+def _none(arg: str, **_: Any) -> None:
+    return None
+
+
+def _judge(kind: str) -> Builder:
+    def make(arg: str, **options: Any) -> Any:
+        from .judge import Judge
+
+        spec = f"{kind}:{arg}" if arg else kind
+        return Judge.from_spec(spec, **{k: v for k, v in options.items() if v is not None})
+
+    return make
+
+
+_JUDGE_OPTIONS = ("requests_per_minute", "api_key_env")
+register("judge", "none", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS)
+register("judge", "", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS)
+register("judge", "gemini", "gemini[:MODEL]", _judge("gemini"), bare=True, needs_arg=False,
+         options=_JUDGE_OPTIONS)
+register("judge", "local", "local:URL#MODEL", _judge("local"), needs_arg=False,
+         options=_JUDGE_OPTIONS)
+
+
+# -------------------------------------------------------------------------- transcribers
+
+
+def _whisper(arg: str) -> Any:
+    from .transcribe import whisper_transcriber
+
+    return whisper_transcriber(arg or "large-v3")
+
+
+def _openai_asr(arg: str) -> Any:
+    from .transcribe import openai_transcriber
+
+    url, sep, model = arg.rpartition("#")
+    if not sep or not url or not model:
+        raise ConfigError(f"expected --asr openai:URL#MODEL, got 'openai:{arg}'")
+    return openai_transcriber(url, model)
+
+
+def _pocketsphinx(arg: str) -> Any:
+    from .transcribe import pocketsphinx_transcriber
+
+    return pocketsphinx_transcriber()
+
+
+register("transcriber", "none", "none", _none, bare=True, needs_arg=False)
+register("transcriber", "", "none", _none, bare=True, needs_arg=False)
+register("transcriber", "whisper", "whisper[:MODEL]", _whisper, bare=True, needs_arg=False)
+register("transcriber", "openai", "openai:URL#MODEL", _openai_asr, needs_arg=False)
+register("transcriber", "pocketsphinx", "pocketsphinx", _pocketsphinx, bare=True,
+         needs_arg=False)
+
+
+# ----------------------------------------------------------------------------- executors
+
+
+def _local(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
+    from .executor import LocalExecutor, SerialExecutor, capped_workers
+
+    # Capped at the CPUs available and the units of work; the note says why.
+    n, note = capped_workers(workers, units)
+    exe: Any = SerialExecutor() if n == 1 else LocalExecutor(n)
+    exe.note = note
+    return exe
+
+
+def _serial(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
+    from .executor import SerialExecutor
+
+    return SerialExecutor()
+
+
+def _dask(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
+    from .executor import DaskExecutor
+
+    return DaskExecutor(arg or None, workers=workers)
+
+
+_EXECUTOR_OPTIONS = ("workers", "units")
+register("executor", "local", "local", _local, bare=True, needs_arg=False,
+         options=_EXECUTOR_OPTIONS)
+register("executor", "", "local", _local, bare=True, needs_arg=False, options=_EXECUTOR_OPTIONS)
+register("executor", "serial", "serial", _serial, bare=True, needs_arg=False,
+         options=_EXECUTOR_OPTIONS)
+register("executor", "dask", "dask[:ADDRESS]", _dask, bare=True, needs_arg=False,
+         options=_EXECUTOR_OPTIONS)

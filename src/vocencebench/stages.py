@@ -1,0 +1,282 @@
+"""The typed units of work of a run, and the handles that ship components to workers.
+
+A run (:mod:`vocencebench._engine`) moves every item through four stages; the work of each
+stage is one of the units below, a module-level function of one frozen, picklable job, so
+the same unit runs in a thread of the client, a local worker process or a Dask worker:
+
+==================  =========================  ================================================
+unit                job → result               runs
+==================  =========================  ================================================
+:func:`synthesize`  :class:`SynthJob` →        client threads (per-item and I/O-bound systems);
+                    bytes or Exception each    a client thread or a Dask worker (batched models)
+:func:`analyse`     :class:`ClipJob` →         the executor: decode once, ASR gate, per-clip
+                    :class:`ClipOutcome`       probes, speech check
+:func:`measure`     :class:`BatchJob` →        a client thread (one model copy) or a Dask
+                    probe results per clip     worker (GPU resource): the batched probes
+:func:`judge_pair`  judge, item, two clips →   client threads (``judge_concurrency``)
+                    verdicts
+==================  =========================  ================================================
+
+Components (probe sets, transcribers, model systems) travel inside jobs as a
+:class:`Handle`: pickled once in the client, unpickled once per process and kept there, so a
+worker loads a model once however many units it runs (worker-local state).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from . import _failures as fail
+from ._clip import Clip
+from .errors import ConfigError, ProbeError, SynthesisError, blame_of
+from .pair import ClipAnalysis, measure_clip
+from .schema import Item, ProbeResult, Verdict
+
+__all__ = [
+    "BatchJob",
+    "BatchedProbe",
+    "ClipJob",
+    "ClipOutcome",
+    "Handle",
+    "SynthJob",
+    "analyse",
+    "handle",
+    "judge_pair",
+    "measure",
+    "synthesize",
+]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class BatchedProbe(Protocol):
+    """A probe that measures many clips per call (a model on a GPU): one result dict per clip,
+    in order. The pipeline runs it batched, in one place (a client thread, or a Dask worker
+    holding the GPU), instead of once per clip in the executor."""
+
+    name: str
+    version: str
+    traits: tuple[str, ...]
+
+    def measure_batch(self, audios: Sequence[Any], items: Sequence[Item]
+                      ) -> list[dict[str, ProbeResult]]: ...
+
+
+# ------------------------------------------------------------------------------ handles
+
+_LOCAL: dict[str, Any] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+class Handle(Generic[T]):
+    """A component as it travels to workers.
+
+    Built in the client from the object (``pickled=True`` pickles it once; otherwise it can
+    only be used in this process). In a worker, :meth:`get` unpickles it on first use and keeps
+    it in the process under its digest: later units reuse the same object (and its loaded
+    model)."""
+
+    __slots__ = ("_blob", "_obj", "token")
+
+    def __init__(self, obj: T, *, pickled: bool) -> None:
+        self._obj: T | None = obj
+        self._blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL) if pickled else None
+        self.token = hashlib.sha256(self._blob).hexdigest() if self._blob else f"id:{id(obj)}"
+
+    @property
+    def portable(self) -> bool:
+        """True when the handle can be sent to another process."""
+        return self._blob is not None
+
+    def get(self) -> T:
+        if self._obj is not None:
+            return self._obj
+        if self._blob is None:  # pragma: no cover - refused in __getstate__
+            raise ConfigError("a component that cannot be pickled was sent to a worker")
+        with _LOCAL_LOCK:
+            obj = _LOCAL.get(self.token)
+            if obj is None:
+                obj = _LOCAL[self.token] = pickle.loads(self._blob)
+        self._obj = obj
+        return obj  # type: ignore[no-any-return]
+
+    def __getstate__(self) -> tuple[str, bytes]:
+        if self._blob is None:
+            raise ConfigError(f"{self._obj!r} cannot be pickled, so it cannot run in a worker")
+        return self.token, self._blob
+
+    def __setstate__(self, state: tuple[str, bytes]) -> None:
+        self.token, self._blob = state
+        self._obj = None
+
+    def __repr__(self) -> str:
+        return f"Handle({self.token[:12]})"
+
+
+def picklable(obj: object) -> bool:
+    """Whether ``obj`` survives pickling (so it can run in a worker process)."""
+    try:
+        pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return False
+    return True
+
+
+def handle(obj: T, *, portable: bool = True) -> Handle[T]:
+    """A :class:`Handle` on ``obj``; portable when asked and ``obj`` pickles."""
+    return Handle(obj, pickled=portable and picklable(obj))
+
+
+# ---------------------------------------------------------------------------- synthesis
+
+
+@dataclass(frozen=True)
+class SynthJob:
+    """A batch of ``(text, instruction)`` requests for a batched system."""
+
+    system: Handle[Any]
+    sid: str
+    requests: tuple[tuple[str, str], ...]
+
+
+def synthesize(job: SynthJob) -> list[bytes | Exception]:
+    """One result per request (bytes or that item's exception); a batch that raises as a
+    whole fails each of its items; a ConfigError (missing extra, bad setting) propagates."""
+    system = job.system.get()
+    n = len(job.requests)
+    try:
+        results = list(system.synthesize_many(list(job.requests)))
+    except ConfigError:
+        raise
+    except Exception as exc:  # the batch failed as a whole: each item gets the error
+        err = exc if blame_of(exc) is not None else SynthesisError(
+            f"{job.sid}: {fail.exc_text(exc)}")
+        return [err] * n
+    if len(results) != n:
+        return [SynthesisError(f"{job.sid}.synthesize_many returned {len(results)} results "
+                               f"for {n} requests")] * n
+    out: list[bytes | Exception] = []
+    for r in results:
+        if isinstance(r, Exception):
+            out.append(r)
+        elif not isinstance(r, bytes | bytearray):
+            out.append(SynthesisError(f"{job.sid} returned {type(r).__name__} instead of WAV "
+                                      "bytes"))
+        elif not r:
+            out.append(SynthesisError(f"{job.sid} returned no audio (0 bytes)"))
+        else:
+            out.append(bytes(r))
+    return out
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+@dataclass(frozen=True)
+class ClipJob:
+    """Analyse one clip: decode, gate, per-clip probes; ``speech_check`` also asks the probe
+    set whether the clip holds speech (for the batched traits measured elsewhere)."""
+
+    item: Item
+    data: bytes | Clip
+    label: str
+    probes: Handle[Any] | None
+    transcriber: Handle[Any] | None
+    speech_check: bool = False
+
+
+@dataclass(frozen=True)
+class ClipOutcome:
+    """What :func:`analyse` found; ``no_speech`` is the speech check's reason when the clip
+    holds no speech (None when it does, or when no check ran)."""
+
+    analysis: ClipAnalysis
+    no_speech: str | None = None
+
+
+def analyse(job: ClipJob) -> ClipOutcome:
+    probes = job.probes.get() if job.probes is not None else None
+    transcriber = job.transcriber.get() if job.transcriber is not None else None
+    an, audio = measure_clip(job.item, job.data, system=job.label, probes=probes,
+                             transcriber=transcriber)
+    no_speech = None
+    if job.speech_check and audio is not None and an.ok and probes is not None:
+        check = getattr(probes, "speech_check", None)  # the probes stream's VAD
+        if callable(check):
+            try:
+                res = check(audio)
+            except ConfigError:
+                raise
+            except Exception as exc:  # the check is an instrument too
+                from dataclasses import replace
+
+                return ClipOutcome(replace(an, instrument_failure=fail.reason(
+                    fail.PROBES, f"{job.label}: speech check: {fail.exc_text(exc)}")))
+            if not getattr(res, "present", True):
+                no_speech = str(getattr(res, "reason", "") or "no speech detected")
+    return ClipOutcome(an, no_speech)
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """Measure ``clips`` (bytes, or clips already decoded in this process) with the batched
+    probes."""
+
+    probes: Handle[Any]
+    items: tuple[Item, ...]
+    clips: tuple[bytes | Clip, ...]
+
+
+def measure(job: BatchJob) -> list[dict[str, ProbeResult]]:
+    """Per clip, the batched probes' results merged (a later probe wins for a trait). A probe
+    that fails fails the batch (ProbeError): every item of it is incomplete, and retried."""
+    probes: Sequence[BatchedProbe] = job.probes.get()
+    clips = [c if isinstance(c, Clip) else Clip.from_bytes(c) for c in job.clips]
+    audios = [c.audio() for c in clips]  # decoded once per process (a Clip keeps it)
+    merged: list[dict[str, ProbeResult]] = [{} for _ in clips]
+    for p in probes:
+        try:
+            outs = p.measure_batch(audios, list(job.items))
+        except (ConfigError, ProbeError):
+            raise
+        except Exception as exc:
+            raise ProbeError(f"probe {p.name}@{p.version} failed on a batch of "
+                             f"{len(clips)} clips: {fail.exc_text(exc)}") from exc
+        if len(outs) != len(clips):
+            raise ProbeError(f"probe {p.name}@{p.version} returned {len(outs)} results for "
+                             f"{len(clips)} clips")
+        for acc, got in zip(merged, outs, strict=True):
+            acc.update(got)
+    return merged
+
+
+# -------------------------------------------------------------------------------- judge
+
+
+def judge_pair(
+    judge: Any,
+    item: Item,
+    clip_a: Clip,
+    clip_b: Clip,
+    dimensions: tuple[str, ...],
+    *,
+    all_at_once: bool,
+    consistent: bool,
+    votes: int,
+) -> Mapping[str, Verdict]:
+    """The judge's verdicts on one pair: one dimension (:meth:`Judge.compare`) or every
+    judged dimension in one upload (``all_at_once``: :meth:`Judge.compare_all`)."""
+    kw: dict[str, Any] = dict(text=item.text, instruction=item.instruction, audio_a=clip_a,
+                              audio_b=clip_b, consistent=consistent, votes=votes,
+                              category=item.category)
+    if all_at_once:
+        out: Mapping[str, Verdict] = judge.compare_all(dimensions=list(dimensions),
+                                                       all_at_once=True, **kw)
+        return out
+    return {dimensions[0]: judge.compare(dimension=dimensions[0], **kw)}
