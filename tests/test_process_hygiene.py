@@ -164,7 +164,10 @@ def test_an_interrupted_run_ends_with_one_line_and_resumes(tmp_path: Path, how: 
                           str(tmp_path / "cache.sqlite")], env=env, capture_output=True,
                          text=True, timeout=240, check=False)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert json.loads(res.stdout.splitlines()[-1]) == {"clip_hits": 12, "clip_misses": 0}
+    # The stages stream: analysis starts before the last clip is synthesised, so the
+    # interrupt may land before all 12 clips exist. What was committed is reused.
+    counts = json.loads(res.stdout.splitlines()[-1])
+    assert counts["clip_hits"] + counts["clip_misses"] == 12 and counts["clip_hits"] >= 2
 
 
 # --------------------------------------------------------------------------- command systems
