@@ -411,11 +411,15 @@ def parse_system_spec(spec: str) -> Callable[[str, str], bytes]:
     if spec.startswith("parler:"):
         return ParlerTTSAdapter(spec[len("parler:"):])
     from . import tts
+    from .neural import NEURAL_SYSTEMS, HibariSystem
 
     if spec in tts.builtin_systems():
         return EspeakSystem(spec)
+    if spec in NEURAL_SYSTEMS:
+        return HibariSystem(spec)
     raise ConfigError(
-        f"unknown system {spec!r}; use one of {', '.join(tts.builtin_systems())}, "
+        f"unknown system {spec!r}; use one of "
+        f"{', '.join((*tts.builtin_systems(), *NEURAL_SYSTEMS))}, "
         "cmd:TEMPLATE, dir:PATH, openai-speech:URL#MODEL#VOICE, qwen3:CHECKPOINT, "
         "parler:CHECKPOINT"
     )
