@@ -18,8 +18,10 @@ voices download from a model hub on first use, so neither system uses them.
 
 Both are deterministic: the same (text, instruction, seed) gives the same WAV bytes on every
 call, in every process and run with the pinned packages. onnxruntime runs on one thread (its
-kernels then reduce in a fixed order), the vocoder's noise comes from ``seed``, Praat's PSOLA
-and the limiter have no random parts, and the output is 16-bit PCM WAV (rounded half to even
+kernels then reduce in a fixed order), the vocoder's noise comes from ``seed``, Praat's
+"Change gender" (which draws random numbers of its own: two calls on the same sound differ)
+runs with Praat's generator reseeded from ``seed`` for every clip, the limiter has no random
+parts, and the output is 16-bit PCM WAV (rounded half to even
 by :func:`vocencebench.audio.to_wav_bytes`). ``system_id`` names the hibari-tts and
 parselmouth releases and :data:`STEERING_VERSION`, so a cache never mixes renderings.
 
@@ -315,17 +317,21 @@ def _parselmouth() -> Any:
 FloatArray = npt.NDArray[np.float64]
 
 
-def _change_gender(x: FloatArray, plan: HibariPlan) -> FloatArray:
+def _change_gender(x: FloatArray, plan: HibariPlan, seed: int) -> FloatArray:
     """Praat "Change gender": formants ×ratio, pitch median → plan.f0_hz (0 = keep), range
-    ×factor, duration ×factor."""
+    ×factor, duration ×factor. The command draws random numbers, so Praat's generator is
+    seeded with ``seed`` for the call (:func:`vocencebench._praat.seeded`)."""
     pm = _parselmouth()
     from parselmouth.praat import call
 
+    from ._praat import seeded
+
     snd = pm.Sound(x, sampling_frequency=SAMPLE_RATE)
     try:
-        out = call(snd, "Change gender", _PRAAT_FLOOR_HZ, _PRAAT_CEILING_HZ,
-                   float(plan.formant_ratio), float(plan.f0_hz or 0.0),
-                   float(plan.range_factor), float(plan.duration_factor))
+        with seeded(seed):
+            out = call(snd, "Change gender", _PRAAT_FLOOR_HZ, _PRAAT_CEILING_HZ,
+                       float(plan.formant_ratio), float(plan.f0_hz or 0.0),
+                       float(plan.range_factor), float(plan.duration_factor))
     except pm.PraatError as exc:
         raise SynthesisError(f"Praat Change gender failed: {exc}") from exc
     y = np.array(out.values[0], dtype=np.float64)
@@ -402,7 +408,7 @@ def render(text: str, plan: HibariPlan, *, seed: int = RAND_SEED) -> bytes:
     if x.shape[0] == 0 or not np.isfinite(x).all():
         raise SynthesisError(f"hibari produced no usable samples for {text[:60]!r}")
     if plan.praat:
-        x = _change_gender(x, plan)
+        x = _change_gender(x, plan, seed)
     if plan.target_lufs is not None:
         x = _to_level(x, plan.target_lufs)
     return to_wav_bytes(np.clip(x, -1.0, 1.0), SAMPLE_RATE)
