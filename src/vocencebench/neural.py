@@ -352,6 +352,7 @@ def _limit(x: FloatArray, ceiling: float = LIMITER_CEILING) -> FloatArray:
     if peak <= ceiling:
         return x
     from scipy.ndimage import minimum_filter1d
+    from scipy.signal import oaconvolve
 
     radius = max(1, round(LIMITER_RADIUS_S * SAMPLE_RATE))
     need = np.minimum(1.0, ceiling / np.maximum(np.abs(x), 1e-12))
@@ -359,8 +360,12 @@ def _limit(x: FloatArray, ceiling: float = LIMITER_CEILING) -> FloatArray:
     win = np.hanning(2 * radius + 1)
     win /= win.sum()
     padded = np.concatenate([np.full(radius, floor[0]), floor, np.full(radius, floor[-1])])
-    gain = np.convolve(padded, win, mode="valid")
-    y = x * np.minimum(gain, need)  # the minimum only guards against rounding
+    gain = oaconvolve(padded, win, mode="valid")  # FFT overlap-add: ~50x np.convolve here
+    # Where no gain reduction is in reach of the window the gain is exactly 1 (the FFT
+    # would leave 1 ± 1e-16 there); elsewhere the minimum guards against FFT rounding.
+    idle = minimum_filter1d(floor, size=2 * radius + 1, mode="nearest") >= 1.0
+    gain[idle] = 1.0
+    y = x * np.minimum(gain, need)
     return np.asarray(y, dtype=np.float64)
 
 
