@@ -251,3 +251,25 @@ def test_unparsable_rate_counts_every_answer() -> None:
     assert isinstance(r, CanaryReport)
     assert r.judge_unparsable_rate == pytest.approx(3 / 14)
     assert r.judge_order_flip_rate == 0.0  # the unanswered pair has no order to flip
+
+
+def test_edits_are_the_same_bytes_in_another_process() -> None:
+    """The cache keys on the edited clips' sha256, so they must not vary between runs
+    (Praat's PSOLA draws random numbers; the canaries seed it)."""
+    import hashlib
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from vocencebench.canaries import EDITS, edit_clip, judge_pairs, "
+            "canary_clips; h = hashlib.sha256(); "
+            "[h.update(edit_clip(c.key, e)) for c in canary_clips() for e in ('base', *EDITS)]; "
+            "[h.update(p[3]) for p in judge_pairs()]; print(h.hexdigest())")
+    here = hashlib.sha256()
+    for c in canary_clips():
+        for e in ("base", *EDITS):
+            here.update(edit_clip(c.key, e))
+    for p in judge_pairs():
+        here.update(p[3])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == here.hexdigest()
