@@ -538,8 +538,7 @@ def _label_checks(clips: Sequence[CanaryClip], base: Mapping[str, Mapping[str, P
     out: list[CanaryCheck] = []
     if "gender" in traits:
         reads = {c.key: base[c.key].get("gender") for c in clips}
-        wrong = [c for c in clips if (r := reads[c.key]) is None or r.label != c.gender]
-        all_swapped = bool(wrong) and all(
+        all_swapped = all(
             (r := reads[c.key]) is not None and r.label != c.gender
             and r.label in ("male", "female") for c in clips) and len(
             {c.gender for c in clips}) > 1
@@ -572,7 +571,6 @@ def _label_checks(clips: Sequence[CanaryClip], base: Mapping[str, Mapping[str, P
                 name=f"gender of {c.key}", trait="gender", instrument=pid, clip=c.key,
                 expected=c.gender, measured=r.label, passed=ok, message=msg,
                 detail={"probability": p} if p is not None else {}))
-        del wrong
     if "age" in traits:
         lo, hi = ADULT_AGE_RANGE
         for c in clips:
@@ -707,7 +705,6 @@ def _judge_checks(judge: Judge, cache: Any) -> tuple[list[CanaryCheck], float, f
     flip_rate = flips / pairs_both if pairs_both else 1.0
     unparsable = invalid / calls if calls else 0.0
     clean_rate = clean_wins / answers if answers else 0.0
-    n_pairs = len(checks)
     # Aggregate verdicts: these carry the diagnosis; the per-pair checks are advisory detail.
     if answers and first_wins / answers >= 0.9 and flip_rate > JUDGE_MAX_FLIP_RATE:
         why = (f"judge {model} looks position-biased: it chose the clip heard first in "
@@ -748,7 +745,6 @@ def _judge_checks(judge: Judge, cache: Any) -> tuple[list[CanaryCheck], float, f
                  "pay for retries and end incomplete: check the model supports JSON output")
         if unparsable > JUDGE_MAX_UNPARSABLE_RATE else
         f"{invalid} unparsable answers in {calls} calls"))
-    del n_pairs
     return checks, flip_rate, unparsable, clean_rate, all_cached
 
 
