@@ -755,8 +755,9 @@ class ParlerTTSAdapter(_BatchedModelAdapter):
 
 def parse_system_spec(spec: str) -> Callable[[str, str], bytes]:
     """A system from a CLI spec (:mod:`vocencebench.specs`): a built-in name
-    (``espeak-follow``, ``espeak-flat``), ``cmd:TEMPLATE``, ``dir:PATH``,
-    ``openai-speech:URL#MODEL#VOICE``, ``qwen3:CHECKPOINT`` or ``parler:CHECKPOINT``."""
+    (``espeak-follow``, ``espeak-flat``, ``hibari``, ``hibari-follow``), ``cmd:TEMPLATE``,
+    ``dir:PATH``, ``openai-speech:URL#MODEL#VOICE``, ``qwen3:CHECKPOINT`` or
+    ``parler:CHECKPOINT``."""
     from . import specs
 
     system: Callable[[str, str], bytes] = specs.build("system", spec)

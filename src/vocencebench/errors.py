@@ -13,6 +13,7 @@ translated at the boundary (``raise AudioError(...) from exc``) so callers catch
     ├── InstrumentError          a measuring instrument or a service failed; never decides
     │   │                        anything (the run ends INCOMPLETE, a rerun retries it)
     │   ├── ProbeError               a probe crashed or is missing what it needs
+    │   ├── CanaryError              an instrument failed its known-answer canaries (fatal)
     │   ├── TranscriptionError       the ASR engine failed
     │   ├── JudgeError               the judge failed after its retries
     │   │   ├── JudgeResponseError       the judge answered, but not with valid verdict JSON
@@ -44,6 +45,7 @@ __all__ = [
     "AudioError",
     "BudgetExceededError",
     "CacheError",
+    "CanaryError",
     "ConfigError",
     "CorpusError",
     "InstrumentError",
@@ -120,6 +122,18 @@ class InstrumentError(VocenceError):
 class ProbeError(InstrumentError):
     """A probe crashed or lacks what it needs (a clip it cannot measure is not an error:
     the probe scores it d = 0 with the reason)."""
+
+
+class CanaryError(InstrumentError):
+    """An instrument failed its known-answer canaries (``vocencebench.canaries``) before the
+    corpus run: a classifier with swapped labels, a judge that always picks position A or
+    prefers the degraded clip. Raised with ``fatal=True`` (re-running cannot fix it);
+    ``report`` is the :class:`~vocencebench.canaries.CanaryReport` that failed, or None."""
+
+    def __init__(self, *args: object, fatal: bool = True, blame: Blame | None = None,
+                 report: object | None = None) -> None:
+        super().__init__(*args, fatal=fatal, blame=blame)
+        self.report = report
 
 
 class TranscriptionError(InstrumentError):

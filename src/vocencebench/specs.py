@@ -18,7 +18,6 @@ lines and URLs): pass ``benchmark(concurrency=(a, b))`` from Python, or ``--conc
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -143,9 +142,9 @@ def _parler(arg: str) -> Any:
 
 def _hibari(name: str) -> Builder:
     def make(arg: str) -> Any:
-        from . import neural  # type: ignore[attr-defined, unused-ignore]
+        from .neural import HibariSystem  # needs the neural extra (hibari-tts)
 
-        return neural.HibariSystem(name)
+        return HibariSystem(name)
 
     return make
 
@@ -153,9 +152,8 @@ def _hibari(name: str) -> Builder:
 # Names only: tts is not imported until a system is built.
 for _name in ("espeak-follow", "espeak-flat"):
     register("system", _name, _name, _espeak(_name), bare=True, needs_arg=False)
-if importlib.util.find_spec(f"{__package__}.neural") is not None:  # the neural stream's module
-    for _name in ("hibari-follow", "hibari"):
-        register("system", _name, _name, _hibari(_name), bare=True, needs_arg=False)
+for _name in ("hibari-follow", "hibari"):
+    register("system", _name, _name, _hibari(_name), bare=True, needs_arg=False)
 register("system", "cmd", "cmd:TEMPLATE", _cmd)
 register("system", "dir", "dir:PATH", _dir)
 register("system", "openai-speech", "openai-speech:URL#MODEL#VOICE", _openai_speech)
