@@ -169,3 +169,56 @@ def test_decide_cli_reproduces_the_decision_bit_for_bit(
     for key, value in want.items():
         assert repr(got[key]) == repr(value), key
     assert Decision.from_dict(got) == h2h.decision
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+def test_failures_section_names_system_and_instrument_failures(tmp_path: Path) -> None:
+    from vocencebench.report import failure_summary
+
+    h = make_head2head(incomplete_items=(3, 11))
+    f = failure_summary(h)
+    sys_a, sys_b = f.systems
+    assert (sys_a.name, sys_a.items, sys_a.by_cause) == (LABELS[0], 1, {"synthesis": 1})
+    assert sys_b.items == 0
+    assert [(g.name, g.items) for g in f.instruments] == [("judge", 2)]
+    assert f.incomplete == 2 and f.total == 40
+    assert "HTTP 503" in f.instruments[0].first[0][1]
+    d = save_run(h, tmp_path / "run")
+    md = (d / "report.md").read_text(encoding="utf-8")
+    page = (d / "report.html").read_text(encoding="utf-8")
+    text = render_summary(h)
+    for out in (md, page, text):
+        assert "INCOMPLETE: 2 of 40 items could not be scored" in out
+        assert "HTTP 503 after 4 attempts" in out
+        assert "TimeoutError: no audio after 300 s" in out
+    assert "DECISION: INCOMPLETE — no winner" in text
+    assert "**Decision: INCOMPLETE — no winner**" in md
+    assert 'class="decision incomplete"' in page and 'class="banner"' in page
+    assert md.index("INCOMPLETE: 2 of 40") < md.index("## Dimensions")
+
+
+def test_allow_incomplete_decides_and_says_so() -> None:
+    h = make_head2head(incomplete_items=(3,), allow_incomplete=True)
+    assert h.decision.winner == LABELS[1]
+    assert h.decision.reason.startswith("decided on 39 of 40 items; 1 incomplete")
+    text = render_summary(h)
+    assert "decided on the complete items only (--allow-incomplete)" in text
+    assert f"DECISION: {LABELS[1]} wins" in text
+
+
+def test_a_clean_run_reports_no_failures(h2h: Head2Head) -> None:
+    from dataclasses import replace
+
+    clean = replace(h2h, pairs=tuple(p for p in h2h.pairs if p.a.failure is None))
+    md = render_markdown(clean)
+    assert "None: every clip was produced and every instrument answered." in md
+    assert "INCOMPLETE" not in md
+
+
+def test_unpriced_judge_cost_is_reported_as_unknown(h2h: Head2Head) -> None:
+    from dataclasses import replace
+
+    unknown = replace(h2h, metadata={**h2h.metadata, "judge_cost_usd": None})
+    assert "judge cost:   unknown" in render_summary(unknown)

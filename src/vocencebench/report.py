@@ -22,14 +22,14 @@ import numpy as np
 from .decide import bootstrap_means, lower_confidence_bound
 from .errors import ConfigError, VocenceError
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
-from .schema import dumps_canonical
-from .traits import TRAITS
+from .schema import INCOMPLETE, dumps_canonical
 
 if TYPE_CHECKING:
     from .result import Head2Head
 
-__all__ = ["RUN_FILES", "load_run", "render_html", "render_markdown", "render_summary",
-           "save_run", "verify_run"]
+__all__ = ["FIRST_REASONS", "RUN_FILES", "FailureGroup", "FailureSummary", "failure_summary",
+           "load_run", "render_html", "render_markdown", "render_summary", "save_run",
+           "verify_run"]
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,16 @@ def _mean(xs: Sequence[float]) -> float | None:
 
 
 def _dimension_rows(h: Head2Head) -> list[_DimRow]:
-    ok = [p for p in h.pairs if p.a.failure is None and p.b.failure is None]
+    # Per-dimension means over the items both systems produced and every instrument scored.
+    ok = [p for p in h.pairs if p.a.failure is None and p.b.failure is None
+          and p.incomplete is None]
     da = [p.a.d for p in ok]
     db = [p.b.d for p in ok]
     wins = win_rates(da, db) if ok else {}
     ca = control_success(da) if ok else {}
     cb = control_success(db) if ok else {}
     rows = []
-    for dim in TRAITS.dimensions():
+    for dim in h.registry.dimensions():
         xa = [d[dim] for d in da if dim in d]
         xb = [d[dim] for d in db if dim in d]
         if not xa and not xb:
@@ -85,7 +87,110 @@ def _fmt(x: float | None, pct: bool = False) -> str:
 
 def _not_scored(h: Head2Head) -> list[str]:
     scored = {r.dimension for r in _dimension_rows(h)}
-    return [d for d in TRAITS.dimensions() if d not in scored]
+    return [d for d in h.registry.dimensions() if d not in scored]
+
+
+# ----------------------------------------------------------------------------- failures
+
+#: Reasons shown per system and per instrument (the rest are counted).
+FIRST_REASONS = 3
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failures of one system or one instrument: ``items`` affected, counts ``by_cause``
+    (the reason's prefix: synthesis, audio, judge, …) and the first few ``(item, reason)``."""
+
+    name: str
+    items: int
+    by_cause: dict[str, int]
+    first: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class FailureSummary:
+    """Who failed where. ``systems``: the systems' own failures (scored S = 0).
+    ``instruments``: probes, transcriber, judge and speech services that failed (those items
+    are incomplete and decide nothing). ``incomplete``: items that cannot be decided."""
+
+    systems: tuple[FailureGroup, ...]
+    instruments: tuple[FailureGroup, ...]
+    incomplete: int
+    total: int
+
+
+def _cause(reason: str) -> str:
+    head, sep, _ = reason.partition(": ")
+    return head if sep and head and " " not in head else "other"
+
+
+def _group(name: str, found: Sequence[tuple[str, str]]) -> FailureGroup:
+    causes: dict[str, int] = {}
+    items: dict[str, None] = {}
+    for item, why in found:
+        causes[_cause(why)] = causes.get(_cause(why), 0) + 1
+        items.setdefault(item, None)
+    return FailureGroup(name, len(items), dict(sorted(causes.items(), key=lambda c: -c[1])),
+                        tuple(found[:FIRST_REASONS]))
+
+
+def failure_summary(h: Head2Head) -> FailureSummary:
+    """Every failure of the run, by system and by instrument (see :class:`FailureSummary`)."""
+    systems = []
+    for side, label in zip(("a", "b"), h.labels, strict=True):
+        found = [(p.item.id, str(getattr(p, side).failure)) for p in h.pairs
+                 if getattr(p, side).failure]
+        systems.append(_group(label, found))
+    by_instrument: dict[str, list[tuple[str, str]]] = {}
+    for p in h.pairs:
+        reasons = [r for r in (p.analysis_a.instrument_failure, p.analysis_b.instrument_failure,
+                               *p.dropped.values(), p.incomplete) if r]
+        seen: set[str] = set()
+        for why in reasons:
+            cause = _cause(why)
+            if cause in seen or cause in ("synthesis", "audio"):
+                continue
+            seen.add(cause)
+            by_instrument.setdefault(cause, []).append((p.item.id, why))
+    instruments = tuple(_group(c, found) for c, found in sorted(by_instrument.items()))
+    return FailureSummary(tuple(systems), instruments,
+                          sum(p.incomplete is not None for p in h.pairs), len(h.pairs))
+
+
+def _verdict_text(h: Head2Head) -> str:
+    w = h.decision.winner
+    if w == INCOMPLETE:
+        return "INCOMPLETE — no winner"
+    return "TIE" if w == "tie" else f"{w} wins"
+
+
+def _banner(h: Head2Head) -> list[str]:
+    """The INCOMPLETE banner (empty for a complete run)."""
+    f = failure_summary(h)
+    if not f.incomplete:
+        return []
+    what = ", ".join(f"{g.name} on {g.items}" for g in f.instruments) or "an instrument"
+    decided = ("; decided on the complete items only (--allow-incomplete)"
+               if h.decision.winner != INCOMPLETE else "; no winner is named")
+    return [f"INCOMPLETE: {f.incomplete} of {f.total} items could not be scored because an "
+            f"instrument failed ({what}){decided}. Rerun the same command: it resumes and "
+            "retries only what is missing."]
+
+
+def _failure_lines(h: Head2Head) -> list[str]:
+    """Plain-text lines of the failures (shared by the summary and the Markdown)."""
+    f = failure_summary(h)
+    out = []
+    for g in f.systems:
+        causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
+        out.append(f"system {g.name}: {g.items} item(s) failed (scored 0) — {causes}"
+                   if g.items else f"system {g.name}: no failure")
+        out += [f"    {item}: {why}" for item, why in g.first]
+    for g in f.instruments:
+        out.append(f"instrument {g.name}: failed on {g.items} item(s) (incomplete, never "
+                   "scored 0)")
+        out += [f"    {item}: {why}" for item, why in g.first]
+    return out
 
 
 def render_summary(h: Head2Head) -> str:
@@ -94,7 +199,7 @@ def render_summary(h: Head2Head) -> str:
     m = h.metadata
     lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
              f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in h.status()]
+    lines += [f"  {s}" for s in _banner(h) + h.status()]
     missing = _not_scored(h)
     if missing:
         lines.append(f"  not scored in this run: {', '.join(missing)}")
@@ -113,19 +218,14 @@ def render_summary(h: Head2Head) -> str:
     ga, gb = _gate_rates(h)
     lines.append("gate pass:    " + ("OFF (no transcriber)" if ga is None and gb is None
                                      else f"{la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}"))
-    fa = sum(1 for p in h.pairs if p.a.failure)
-    fb = sum(1 for p in h.pairs if p.b.failure)
-    lines.append(f"failures:     {la} {fa}, {lb} {fb}")
-    jf = sum(1 for p in h.pairs for k, v in p.dropped.items() if v.startswith("judge failed"))
-    if jf:
-        lines.append(f"judge failures (dimension dropped from both sides): {jf}")
+    lines.append("failures:")
+    lines += [f"  {x}" for x in _failure_lines(h)]
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
         lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
                                          else "unknown (no price for this model; pass "
                                               "--judge-price IN,OUT)"))
-    lines += ["", f"DECISION: {'TIE' if d.winner == 'tie' else d.winner + ' wins'}",
-              d.reason]
+    lines += ["", f"DECISION: {_verdict_text(h)}", d.reason]
     return "\n".join(lines)
 
 
@@ -142,11 +242,12 @@ def render_markdown(h: Head2Head) -> str:
     la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
+    out += [f"> **{_md(s)}**" for s in _banner(h)]
     out += [f"> {_md(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
         out.append(f"> not scored in this run: {', '.join(missing)}")
-    winner = "tie" if d.winner == "tie" else _md(d.winner) + " wins"
+    winner = _md(_verdict_text(h).replace("TIE", "tie"))
     out += ["", f"**Decision: {winner}**", "",
             _md(d.reason), "", "## Dimensions", "",
             f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
@@ -160,12 +261,30 @@ def render_markdown(h: Head2Head) -> str:
     out += ["", "## Intelligibility gate", "",
             "OFF: no transcriber ran." if ga is None and gb is None
             else f"Pass rate: {la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}."]
+    out += ["", "## Failures", ""]
+    out += _failures_markdown(h)
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
     # A fence longer than any backtick run inside, so no label can close it early.
     fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", meta)), default=0))
     out += ["", "## Run metadata", "", fence + "json", meta, fence, ""]
     return "\n".join(out)
+
+
+def _failures_markdown(h: Head2Head) -> list[str]:
+    f = failure_summary(h)
+    if not any(g.items for g in f.systems) and not f.instruments:
+        return ["None: every clip was produced and every instrument answered."]
+    out = ["| who | kind | items | by cause | first reasons |", "|---|---|---|---|---|"]
+    for kind, groups in (("system (scored 0)", f.systems),
+                         ("instrument (incomplete)", f.instruments)):
+        for g in groups:
+            if not g.items:
+                continue
+            causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
+            first = "<br>".join(f"{_md(i)}: {_md(w)}" for i, w in g.first)
+            out.append(f"| {_md(g.name)} | {kind} | {g.items} | {_md(causes)} | {first} |")
+    return out
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -179,6 +298,9 @@ font-family:monospace;white-space:pre-wrap}
 .decision{font-size:1.3rem;font-weight:700;padding:.8rem 1rem;border-radius:8px;
 background:#ecfdf5;border:1px solid #10b981}
 .decision.tie{background:#f3f4f6;border-color:#9ca3af}
+.decision.incomplete,.banner{background:#fee2e2;border:1px solid #dc2626}
+.banner{padding:.6rem 1rem;margin:.5rem 0;font-weight:600;border-radius:6px}
+td.why{text-align:left;font-family:monospace;font-size:.8rem}
 .reason{font-family:monospace;font-size:.85rem;white-space:pre-wrap}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
 padding:.25rem .5rem;text-align:right;font-size:.85rem}th{background:#f9fafb}
@@ -323,7 +445,7 @@ def _confusion_html(h: Head2Head) -> str:
                 for p in ok]
         per_side.append((label, len(ok), confusion_matrices(req, meas)))
     out = []
-    for trait in TRAITS.names():
+    for trait in h.registry.names():
         tables = []
         for label, n_ok, cms in per_side:
             cm = cms.get(trait)
@@ -333,6 +455,25 @@ def _confusion_html(h: Head2Head) -> str:
         if tables:
             out.append('<div class="cmrow">' + "".join(tables) + "</div>")
     return "".join(out) or "<p>No categorical or ordinal trait was measured.</p>"
+
+
+def _failures_html(h: Head2Head) -> str:
+    f = failure_summary(h)
+    if not any(g.items for g in f.systems) and not f.instruments:
+        return "<p>None: every clip was produced and every instrument answered.</p>"
+    rows = ["<table><tr><th>who</th><th>kind</th><th>items</th><th>by cause</th>"
+            "<th>first reasons</th></tr>"]
+    for kind, groups in (("system (scored 0)", f.systems),
+                         ("instrument (incomplete)", f.instruments)):
+        for g in groups:
+            if not g.items:
+                continue
+            causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
+            first = "<br>".join(html.escape(f"{i}: {w}") for i, w in g.first)
+            rows.append(f"<tr><th>{html.escape(g.name)}</th><td>{kind}</td><td>{g.items}</td>"
+                        f"<td>{html.escape(causes)}</td><td class=\"why\">{first}</td></tr>")
+    rows.append("</table>")
+    return "".join(rows)
 
 
 def render_html(h: Head2Head) -> str:
@@ -356,7 +497,9 @@ def render_html(h: Head2Head) -> str:
     gate = ("OFF — no transcriber ran; no sample was gated." if ga is None and gb is None
             else f"pass rate: {html.escape(la)} {_fmt(ga, True)}, "
                  f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ 0.15)")
-    verdict = "tie" if d.winner == "tie" else f"{d.winner} wins"
+    verdict = _verdict_text(h).replace("TIE", "tie")
+    banner = "".join(f'<div class="banner">{html.escape(b)}</div>' for b in _banner(h))
+    kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
     return f"""<!DOCTYPE html>
@@ -364,9 +507,9 @@ def render_html(h: Head2Head) -> str:
 <title>vocencebench: {html.escape(la)} vs {html.escape(lb)}</title>
 <style>{_CSS}</style></head><body>
 <h1>vocencebench: {html.escape(la)} vs {html.escape(lb)}</h1>
-<div class="status">{html.escape(status)}</div>
+{banner}<div class="status">{html.escape(status)}</div>
 <h2>Decision</h2>
-<div class="decision{' tie' if d.winner == 'tie' else ''}">{html.escape(verdict)}</div>
+<div class="decision{kind}">{html.escape(verdict)}</div>
 <p class="reason">{html.escape(d.reason)}</p>
 <h2>Bootstrap distribution of the mean difference</h2>
 {_bootstrap_svg(h)}
@@ -376,6 +519,8 @@ def render_html(h: Head2Head) -> str:
 {_bars_svg(rows, la, lb)}
 {''.join(table)}
 <h2>Intelligibility gate</h2><p>{gate}</p>
+<h2>Failures</h2>
+{_failures_html(h)}
 <h2>Confusion matrices (requested × measured)</h2>
 {_confusion_html(h)}
 <h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
