@@ -211,3 +211,35 @@ def test_console_script_end_to_end() -> None:
     )
     assert bad.returncode == 2 and "no such scores file" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_an_incomplete_run_is_refused_and_decided_only_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from synthetic_run import make_head2head
+    from vocencebench.report import save_run
+    from vocencebench.schema import Decision
+
+    refused = save_run(make_head2head(incomplete_items=(3, 11)), tmp_path / "inc")
+    rows = [json.loads(x) for x in (refused / "scores.jsonl").read_text().splitlines()]
+    gaps = [r for r in rows if r.get("incomplete")]
+    assert len(gaps) == 4 and all(r["S"] is None for r in gaps)
+    assert main(["decide", str(refused / "scores.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "2 item(s) are incomplete" in err and "--allow-incomplete" in err
+
+    # Decided on the complete items, the published file gives the run's own Decision.
+    h = make_head2head(incomplete_items=(3, 11), allow_incomplete=True)
+    run = save_run(h, tmp_path / "allowed")
+    assert main(["decide", str(run / "scores.jsonl"), "--allow-incomplete", "--json"]) == 0
+    got = Decision.from_json(capsys.readouterr().out)
+    assert got.to_dict() == h.decision.to_dict()
+    assert got.reason.startswith("decided on 38 of 40 items; 2 incomplete: judge: 2")
+
+
+def test_an_incomplete_row_must_have_a_null_score(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"item":"x","system":"a","S":0.5,"incomplete":"judge: 503"}\n'
+                 '{"item":"x","system":"b","S":0.5}\n')
+    with pytest.raises(ScoresError, match="incomplete but has S=0.5"):
+        read_scores(f)

@@ -2,7 +2,10 @@
 
 A scores file is JSON Lines: one object per line with at least ``item`` (str), ``system``
 (str) and ``S`` (the composite, a number on [0, 1]); any other keys (``d``, ``gate``, ``wer``,
-``failure``, ``schema_version``, ...) are allowed and ignored here. :func:`write_scores`
+``failure``, ``schema_version``, ...) are allowed and ignored here. A row of an item that an
+instrument failed on carries ``"incomplete": "<reason>"`` and ``"S": null``: such an item
+cannot be decided, so :meth:`ScoresTable.pair` refuses it unless ``allow_incomplete=True``
+(then both systems' rows of the item are left out, and the caller says so). :func:`write_scores`
 writes :class:`~vocencebench.schema.SampleScore` rows in this format, and
 ``vocencebench decide`` reads it through :func:`read_scores` and :func:`decide_scores`.
 
@@ -18,7 +21,7 @@ import json
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +53,32 @@ class ScoresTable:
     items: tuple[str, ...]
     scores: dict[str, dict[str, float]]
     lines: dict[tuple[str, str], int]
+    incomplete: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def pair(self, incumbent: str | None = None, challenger: str | None = None) -> PairedScores:
+    def pair(self, incumbent: str | None = None, challenger: str | None = None, *,
+             allow_incomplete: bool = False) -> PairedScores:
         """Pair two systems item by item (file order); every item must have both.
 
         Defaults: the incumbent is the first system named in the file, the challenger the
-        second. With more than two systems both names are required.
+        second. With more than two systems both names are required. An item with an
+        incomplete row for either system is refused, or left out with ``allow_incomplete``
+        (:attr:`PairedScores.skipped` lists it).
         """
         inc, chal = self._choose(incumbent, challenger)
-        a_rows, b_rows = self.scores[inc], self.scores[chal]
+        gaps = [i for i in self.items
+                if (i, inc) in self.incomplete or (i, chal) in self.incomplete]
+        if gaps and not allow_incomplete:
+            first = next(self.incomplete.get((gaps[0], s)) for s in (inc, chal)
+                         if (gaps[0], s) in self.incomplete)
+            raise ScoresError(
+                f"{self.source}: {len(gaps)} item(s) are incomplete (an instrument failed on "
+                f"them, e.g. {gaps[0]!r}: {first}); an incomplete run names no winner. "
+                "Re-run the benchmark to complete them, or pass --allow-incomplete "
+                "(allow_incomplete=True) to decide on the complete items only"
+            )
+        skip = set(gaps)
+        a_rows = {i: v for i, v in self.scores[inc].items() if i not in skip}
+        b_rows = {i: v for i, v in self.scores[chal].items() if i not in skip}
         only_a = [i for i in self.items if i in a_rows and i not in b_rows]
         only_b = [i for i in self.items if i in b_rows and i not in a_rows]
         if only_a or only_b:
@@ -84,6 +104,10 @@ class ScoresTable:
             items=items,
             a=tuple(a_rows[i] for i in items),
             b=tuple(b_rows[i] for i in items),
+            skipped=tuple(gaps),
+            skipped_reasons=tuple(
+                next(self.incomplete[(i, sy)] for sy in (inc, chal) if (i, sy) in self.incomplete)
+                for i in gaps),
         )
 
     def _choose(self, incumbent: str | None, challenger: str | None) -> tuple[str, str]:
@@ -128,15 +152,30 @@ class PairedScores:
     items: tuple[str, ...]
     a: tuple[float, ...]
     b: tuple[float, ...]
+    skipped: tuple[str, ...] = ()
+    skipped_reasons: tuple[str, ...] = ()
 
     def decide(self, *, n_boot: int = BOOTSTRAP_N, seed: int = BOOTSTRAP_SEED) -> Decision:
-        """:func:`vocencebench.decide.decide` with labels (incumbent, challenger)."""
-        return decide(
+        """:func:`vocencebench.decide.decide` with labels (incumbent, challenger); when
+        incomplete items were left out, the reason opens with how many were decided."""
+        if not self.items:
+            raise ScoresError("no complete paired item to decide on")
+        d = decide(
             self.a, self.b, labels=(self.incumbent, self.challenger), n_boot=n_boot, seed=seed
         )
+        if not self.skipped:
+            return d
+        from .result import incomplete_summary
+
+        # The same words as the run's own decision (result.decide_pairs), so a published
+        # incomplete run decided with allow_incomplete reproduces its Decision exactly.
+        m = len(self.items) + len(self.skipped)
+        what = incomplete_summary(self.skipped_reasons)
+        return replace(d, reason=f"decided on {len(self.items)} of {m} items; "
+                                 f"{len(self.skipped)} incomplete: {what}. {d.reason}")
 
 
-def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float]:
+def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float | None, str | None]:
     where = f"{source}:{lineno}"
     try:
         row: Any = json.loads(text)
@@ -156,6 +195,14 @@ def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float]:
     for key, value in (("item", item), ("system", system)):
         if not isinstance(value, str) or not value:
             raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
+    gap = row.get("incomplete")
+    if gap is not None:
+        if not isinstance(gap, str) or not gap:
+            raise ScoresError(f"{where}: incomplete must be the reason (a string), got {gap!r}")
+        if s is not None:
+            raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
+                              f"S={s!r}; an incomplete row has S null")
+        return item, system, None, gap
     if isinstance(s, bool) or not isinstance(s, int | float):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
     s = float(s)
@@ -165,7 +212,7 @@ def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float]:
         raise ScoresError(
             f"{where}: item {item!r} system {system!r}: S={s!r} is outside [0, 1]"
         )
-    return item, system, s
+    return item, system, s, None
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
@@ -191,10 +238,11 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     items: dict[str, None] = {}
     scores: dict[str, dict[str, float]] = {}
     lines: dict[tuple[str, str], int] = {}
+    incomplete: dict[tuple[str, str], str] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        item, system, s = _parse_line(source, lineno, raw)
+        item, system, s, gap = _parse_line(source, lineno, raw)
         if (item, system) in lines:
             raise ScoresError(
                 f"{source}:{lineno}: duplicate row for item {item!r} system {system!r} "
@@ -203,11 +251,17 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
         lines[(item, system)] = lineno
         systems.setdefault(system, None)
         items.setdefault(item, None)
-        scores.setdefault(system, {})[item] = s
+        scores.setdefault(system, {})
+        if gap is not None:
+            incomplete[(item, system)] = gap
+        else:
+            assert s is not None
+            scores[system][item] = s
     if not lines:
         raise ScoresError(f"{source}: empty scores file; expected JSON lines with item, system, S")
     return ScoresTable(
-        source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines
+        source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines,
+        incomplete=incomplete,
     )
 
 
@@ -218,13 +272,15 @@ def decide_scores(
     challenger: str | None = None,
     n_boot: int = BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
+    allow_incomplete: bool = False,
 ) -> Decision:
     """Recompute the verdict from a published scores file (what ``vocencebench decide`` does).
 
     The incumbent is system a, the challenger system b of the returned
-    :class:`~vocencebench.schema.Decision`.
+    :class:`~vocencebench.schema.Decision`. A file with incomplete rows is refused unless
+    ``allow_incomplete`` (then decided on the complete items, and the reason says so).
     """
-    paired = read_scores(path).pair(incumbent, challenger)
+    paired = read_scores(path).pair(incumbent, challenger, allow_incomplete=allow_incomplete)
     return paired.decide(n_boot=n_boot, seed=seed)
 
 

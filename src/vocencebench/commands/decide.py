@@ -36,6 +36,11 @@ def register(subparsers: Any) -> None:
         help="system b (default: the second system named in the file)",
     )
     p.add_argument(
+        "--allow-incomplete", action="store_true",
+        help="decide on the complete items of a run in which an instrument failed (rows with "
+             '"incomplete"); without it such a file is refused',
+    )
+    p.add_argument(
         "--json", action="store_true",
         help="print every field of the Decision as JSON (floats at full precision)",
     )
@@ -86,7 +91,8 @@ def check_against_run(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Decide the file named on the command line and print the verdict."""
     check_against_run(args.scores)
-    decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger)
+    decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger,
+                             allow_incomplete=args.allow_incomplete)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:

@@ -7,6 +7,9 @@ import sys
 import time
 from typing import Any
 
+from ..cli import EXIT_INCOMPLETE
+from ..schema import INCOMPLETE
+
 __all__ = ["make_judge", "make_transcriber", "register"]
 
 
@@ -84,7 +87,9 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     out = claim_directory(args.out or f"runs/{label_a}-vs-{label_b}", kind="run",
                           force=args.force)
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    concurrency = (args.concurrency_a, args.concurrency_b)
     return {"items": items, "selection": selection, "model_a": model_a, "model_b": model_b,
+            "concurrency": concurrency if any(c is not None for c in concurrency) else None,
             "labels": (label_a, label_b), "judge": judge, "transcriber": transcriber,
             "probes": probes, "out": out, "cache": cache}
 
@@ -104,13 +109,19 @@ def _execute(args: argparse.Namespace) -> int:
         transcriber=run["transcriber"], labels=(label_a, label_b), cache=cache,
         workers=args.workers, executor=args.executor, progress=progress, votes=args.votes,
         consistent=not args.no_swap, all_at_once=args.all_at_once,
-        judge_concurrency=args.judge_concurrency,
+        judge_concurrency=args.judge_concurrency, concurrency=run["concurrency"],
+        allow_incomplete=args.allow_incomplete,
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
     path = h2h.save(run["out"])
     print(h2h.summary())
     print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
+    if h2h.decision.winner == INCOMPLETE:
+        print(f"\nINCOMPLETE: no winner is named; rerun the same command to retry the "
+              f"{len(h2h.incomplete_items)} incomplete item(s), or add --allow-incomplete",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
 
 
@@ -139,6 +150,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.corpus, args.holdout_salt = "benchmark_v1", None
     args.out = args.out or "runs/demo"
     args.votes, args.no_swap, args.executor, args.all_at_once = 1, False, None, False
+    args.concurrency_a = args.concurrency_b = None
     return _execute(args)
 
 
@@ -167,6 +179,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output directory of the run")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="when an instrument failed on some items, decide on the complete "
+                        "ones (the reason says so) instead of naming no winner (exit 3)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--quality", action="store_true",
                    help="also report DNSMOS quality per clip (diagnostic, ~1 CPU-s per clip)")
@@ -191,6 +206,11 @@ def register(sub: Any) -> None:
                      help="run on the held-out partition defined by this private salt")
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     run.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
+    run.add_argument("--concurrency-a", type=_positive_int, default=None, metavar="N",
+                     help="requests in flight for system a (HTTP APIs, command lines; "
+                          "default: the system's own setting, else 1)")
+    run.add_argument("--concurrency-b", type=_positive_int, default=None, metavar="N",
+                     help="requests in flight for system b")
     run.add_argument("--all-at-once", action="store_true",
                      help="one judge upload per pair scores every judged dimension")
     run.add_argument("--no-swap", action="store_true",
