@@ -241,5 +241,5 @@ def test_an_incomplete_row_must_have_a_null_score(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text('{"item":"x","system":"a","S":0.5,"incomplete":"judge: 503"}\n'
                  '{"item":"x","system":"b","S":0.5}\n')
-    with pytest.raises(ScoresError, match="incomplete but has S=0.5"):
+    with pytest.raises(ScoresError, match=r"incomplete but has S=0\.5"):
         read_scores(f)
