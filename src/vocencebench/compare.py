@@ -138,6 +138,18 @@ def _gate_corpus(items: Sequence[Item], registry: TraitRegistry) -> None:
         seen.add(it.id)
 
 
+def _canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry) -> Any:
+    """The known-answer canaries (:func:`vocencebench.canaries.run_canaries`) on the run's
+    probes and judge, cached in the run cache; raises CanaryError when one fails."""
+    from .canaries import run_canaries
+
+    if probes is None and judge is None:
+        return None
+    return run_canaries(probes=probes, judge=judge,
+                        cache=None if isinstance(store, NullCache) else store,
+                        registry=registry)
+
+
 def _concurrency(concurrency: Concurrency) -> tuple[int | None, int | None]:
     if concurrency is None:
         return (None, None)
@@ -193,6 +205,7 @@ def _run(
     allow_incomplete: bool,
     max_in_flight: int,
     metadata: Mapping[str, Any],
+    canaries: bool = True,
 ) -> Head2Head:
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
@@ -238,6 +251,9 @@ def _run(
 
             dask = DaskPlan(exe)
         run_judge = _judge_with_cache(judge, store)
+        # Known answers first: an instrument that fails them stops the run (CanaryError)
+        # before a single clip of the corpus is synthesised or paid for.
+        canary = _canaries(probes, run_judge, store, reg) if canaries else None
         engine = Engine(
             items, systems, hooks,
             options=RunOptions(labels=labels, registry=reg, dimensions=dims,
@@ -257,6 +273,20 @@ def _run(
         meta["judge_all_at_once"] = all_at_once
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
+        if canary is None:
+            meta["canaries"] = {"skipped": True}
+            meta["status"].append("CANARIES SKIPPED: the instruments were not checked against "
+                                  "known answers before this run")
+        else:
+            # Wall time goes with the other timings: the rest of the record is deterministic.
+            meta["canaries"] = {k: v for k, v in canary.to_dict().items()
+                                if k not in ("seconds", "cached")}
+            meta["timings"]["canaries_s"] = canary.seconds
+            req = [c for c in canary.checks if c.required]
+            meta["status"].append(
+                f"canaries: {'PASSED' if canary.passed else 'FAILED'} — "
+                f"{sum(c.passed for c in req)}/{len(req)} known-answer checks of "
+                f"{', '.join(canary.instruments) or 'no instrument'}")
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
                          "misses": dict(store.misses)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
@@ -295,6 +325,7 @@ def benchmark(
     concurrency: Concurrency = None,
     allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
+    canaries: bool = True,
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -310,6 +341,10 @@ def benchmark(
     instrument failed on some items, decide on the complete ones (the reason says so) instead
     of naming no winner. ``max_in_flight``: items open at once (bounds memory).
 
+    ``canaries``: first run the known-answer canaries (:mod:`vocencebench.canaries`) on the
+    probes and the judge — a few seconds, cached — and stop with CanaryError before any
+    corpus work when an instrument fails them; ``False`` skips them, and the status says so.
+
     A fatal instrument error (a judge that answers 401/404, an exhausted daily quota) stops
     the run within seconds: queued work is cancelled, finished work stays cached, and the
     returned :class:`Head2Head` is incomplete (``decision.winner == "incomplete"``).
@@ -319,7 +354,8 @@ def benchmark(
                 executor=executor, progress=progress, consistent=consistent, votes=votes,
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=concurrency,
-                allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={})
+                allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={},
+                canaries=canaries)
 
 
 def compare_models(
@@ -343,6 +379,7 @@ def compare_models(
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
     allow_incomplete: bool = False,
+    canaries: bool = True,
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
@@ -364,7 +401,8 @@ def compare_models(
                 progress=progress, consistent=consistent, votes=votes,
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=None, allow_incomplete=allow_incomplete,
-                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}))
+                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}),
+                canaries=canaries)
 
 
 def _run_metadata(items: Sequence[Item], probes: Any, transcriber: Any, judge: Any,
