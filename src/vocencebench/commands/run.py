@@ -103,6 +103,9 @@ def _execute(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
               f"(cache: {cache or 'off'})", file=sys.stderr)
+    if args.skip_canaries:
+        print("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
+              "not checked against known answers", file=sys.stderr)
     t0 = time.perf_counter()
     h2h = benchmark(
         items, run["model_a"], run["model_b"], run["judge"], probes=run["probes"],
@@ -110,7 +113,7 @@ def _execute(args: argparse.Namespace) -> int:
         workers=args.workers, executor=args.executor, progress=progress, votes=args.votes,
         consistent=not args.no_swap, all_at_once=args.all_at_once,
         judge_concurrency=args.judge_concurrency, concurrency=run["concurrency"],
-        allow_incomplete=args.allow_incomplete,
+        allow_incomplete=args.allow_incomplete, canaries=not args.skip_canaries,
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
@@ -179,6 +182,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output directory of the run")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")
+    p.add_argument("--skip-canaries", action="store_true",
+                   help="do not check the probes and the judge against the known-answer "
+                        "canaries first (the report then says they were skipped)")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="when an instrument failed on some items, decide on the complete "
                         "ones (the reason says so) instead of naming no winner (exit 3)")
