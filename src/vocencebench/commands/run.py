@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from ..cli import EXIT_INCOMPLETE
+from ..errors import ConfigError
 from ..schema import INCOMPLETE
 
 __all__ = ["make_judge", "make_transcriber", "register"]
@@ -140,18 +141,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _execute(args)
 
 
+#: The systems of ``vocencebench demo`` unless ``--systems`` names others.
+DEMO_SYSTEMS = ("espeak-flat", "espeak-follow")
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ._judge_args import JUDGE_FLAGS
 
-    args.system_a, args.system_b = "espeak-flat", "espeak-follow"
-    args.label_a, args.label_b = "espeak-flat", "espeak-follow"
+    names = tuple(x.strip() for x in (args.systems or ",".join(DEMO_SYSTEMS)).split(","))
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise ConfigError(f"--systems needs two different built-in systems A,B, got "
+                          f"{args.systems!r} (e.g. hibari,hibari-follow)")
+    args.system_a, args.system_b = names
+    args.label_a, args.label_b = names
     args.asr, args.classifiers = "none", False
     args.judge = "none"
     for flag in JUDGE_FLAGS:
         setattr(args, flag, None)
     args.judge_concurrency = 4
     args.corpus, args.holdout_salt = "benchmark_v1", None
-    args.out = args.out or "runs/demo"
+    default_out = "runs/demo" if names == DEMO_SYSTEMS else f"runs/demo-{names[0]}-vs-{names[1]}"
+    args.out = args.out or default_out
     args.votes, args.no_swap, args.executor, args.all_at_once = 1, False, None, False
     args.concurrency_a = args.concurrency_b = None
     return _execute(args)
@@ -226,6 +236,8 @@ def register(sub: Any) -> None:
     run.set_defaults(func=_cmd_run)
 
     demo = sub.add_parser("demo", help="offline duel: espeak-follow vs espeak-flat")
+    demo.add_argument("--systems", default=None, metavar="A,B",
+                      help="two built-in systems to duel instead (e.g. hibari,hibari-follow)")
     _common(demo)
     demo.set_defaults(func=_cmd_demo)
 
