@@ -45,6 +45,7 @@ from .adapters import SystemHooks, synthesize_item
 from .cache import Cache, cache_key
 from .errors import ConfigError, is_fatal
 from .pair import ClipAnalysis, PairResult, combine, needs_judge
+from .result import PairList
 from .schema import Item, ProbeResult, Verdict
 from .stages import (
     BatchJob,
@@ -60,7 +61,7 @@ from .stages import (
 )
 from .traits import TraitRegistry
 
-__all__ = ["DEFAULT_WINDOW", "Engine", "RunOptions"]
+__all__ = ["DEFAULT_WINDOW", "SPILL_PAIRS", "Engine", "RunOptions"]
 
 #: Items open (admitted, not yet closed) at once: bounds memory and the work in flight.
 DEFAULT_WINDOW = 64
@@ -68,6 +69,9 @@ DEFAULT_WINDOW = 64
 SYNTH_CHUNK = 16
 #: Clips per call of the batched (model-backed) probes.
 BATCH_CLIPS = 32
+#: Runs of more items keep their finished pairs on disk (:class:`~vocencebench.result.
+#: PairList`) instead of in memory (about 30 KB a pair), so memory does not grow with them.
+SPILL_PAIRS = 1000
 
 
 @dataclass(frozen=True)
@@ -221,7 +225,11 @@ class Engine:
         self._q: queue.Queue[tuple[Callable[..., None], tuple[Any, ...], Future[Any]]] = (
             queue.Queue())
         self._in_flight: set[Future[Any]] = set()
-        self._results: list[PairResult | None] = [None] * len(self.items)
+        # Small runs keep their pairs in memory; large ones spill each to disk as it closes.
+        self._spill: PairList | None = (PairList(len(self.items))
+                                        if len(self.items) > SPILL_PAIRS else None)
+        self._results: list[PairResult | None] = (
+            [] if self._spill is not None else [None] * len(self.items))
         self._open: dict[int, _Open] = {}
         self._next = 0
         self._stopped: str | None = None
@@ -280,8 +288,9 @@ class Engine:
 
     # ------------------------------------------------------------------ the event loop
 
-    def run(self) -> list[PairResult]:
-        """Every item's :class:`PairResult`, in corpus order."""
+    def run(self) -> Sequence[PairResult]:
+        """Every item's :class:`PairResult`, in corpus order (a tuple, or a
+        :class:`~vocencebench.result.PairList` for a large run)."""
         try:
             # Canaries (a later stage) plug in here: checks that run before any item is
             # admitted and may stop the run with a reason (self._stop) or raise ConfigError.
@@ -694,32 +703,44 @@ class Engine:
         st = self._open.pop(i)
         a, b = st.sides[0].analysis, st.sides[1].analysis
         assert a is not None and b is not None
-        self._results[i] = combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
-                                   judge_failures=st.jfail, registry=self.opt.registry,
-                                   dimensions=self.opt.dimensions)
+        self._keep(i, combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
+                              judge_failures=st.jfail, registry=self.opt.registry,
+                              dimensions=self.opt.dimensions))
         self._progress.tick("items")
 
-    def _finish(self) -> list[PairResult]:
+    def _keep(self, i: int, pair: PairResult) -> None:
+        if self._spill is not None:
+            self._spill.put(i, pair)
+        else:
+            self._results[i] = pair
+
+    def _done(self, i: int) -> bool:
+        if self._spill is not None:
+            return self._spill.filled(i)
+        return self._results[i] is not None
+
+    def _finish(self) -> Sequence[PairResult]:
         """Results in corpus order; an item the run did not finish is incomplete, with the
         reason that stopped the run."""
         why = self._stopped or fail.reason("run", "not finished")
-        out: list[PairResult] = []
         for i, item in enumerate(self.items):
-            res = self._results[i]
-            if res is None:
-                st = self._open.get(i)
-                ans = []
-                for s in (0, 1):
-                    an = st.sides[s].analysis if st is not None else None
-                    if an is None:
-                        an = ClipAnalysis(item.id, self.opt.labels[s],
-                                          sha256=st.sides[s].sha if st else None)
-                    ans.append(replace(an, instrument_failure=an.instrument_failure or why))
-                res = combine(item, ans[0], ans[1], st.verdicts if st else {},
-                              labels=self.opt.labels, judge_failures=st.jfail if st else {},
-                              registry=self.opt.registry, dimensions=self.opt.dimensions)
-            out.append(res)
-        return out
+            if self._done(i):
+                continue
+            st = self._open.get(i)
+            ans = []
+            for s in (0, 1):
+                an = st.sides[s].analysis if st is not None else None
+                if an is None:
+                    an = ClipAnalysis(item.id, self.opt.labels[s],
+                                      sha256=st.sides[s].sha if st else None)
+                ans.append(replace(an, instrument_failure=an.instrument_failure or why))
+            self._keep(i, combine(item, ans[0], ans[1], st.verdicts if st else {},
+                                  labels=self.opt.labels,
+                                  judge_failures=st.jfail if st else {},
+                                  registry=self.opt.registry, dimensions=self.opt.dimensions))
+        if self._spill is not None:
+            return self._spill
+        return tuple(p for p in self._results if p is not None)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -247,7 +247,7 @@ def _run(
             probes=probes, transcriber=transcriber, judge=run_judge, store=store,
             clip_stores=(clip_stores[0], clip_stores[1]), executor=exe, dask=dask,
         )
-        pairs = tuple(engine.run())
+        pairs = engine.run()
         decision = decide_pairs(pairs, labels, allow_incomplete=allow_incomplete)
         meta: dict[str, Any] = dict(metadata)
         meta.update(_run_metadata(items, probes, transcriber, judge, consistent, votes, exe,
