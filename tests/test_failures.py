@@ -291,3 +291,36 @@ def test_allow_incomplete_decides_on_the_complete_items(tmp_path: Path) -> None:
     assert lenient.decision.reason.startswith(f"decided on {len(ITEMS) - 1} of {len(ITEMS)} "
                                               "items; 1 incomplete: probes: 1")
     assert lenient.decision.lcb == strict.decision.lcb  # the same numbers, only named
+
+
+def test_a_clip_without_speech_gets_unmeasurable_batched_traits_without_the_model() -> None:
+    from types import SimpleNamespace
+
+    from dask_fakes import BatchedLoudness
+
+    class Counting(BatchedLoudness):
+        seen = 0
+
+        def measure_batch(self, audios: Any, items: Any) -> Any:
+            Counting.seen += len(audios)
+            return super().measure_batch(audios, items)
+
+    class VadSet(vb.ProbeSet):
+        """A set whose speech check hears nothing in the shorter clips."""
+
+        def speech_check(self, audio: Any) -> Any:
+            return SimpleNamespace(present=audio.duration > 0.52, reason="no voiced frames")
+
+        def unmeasurable_results(self, item: Item, reason: str, traits: Any = None) -> Any:
+            return {t: ProbeResult(t, None, "", vb.UNMEASURABLE, 0.0, "batched-loudness@1",
+                                   detail={"unmeasurable": reason}) for t in traits}
+
+    h = _run(probes=VadSet([PitchProbe(), Counting()]))
+    silent = [an for p in h.pairs for an in (p.analysis_a, p.analysis_b)
+              if an.duration is not None and an.duration <= 0.52]
+    assert silent and Counting.seen == 2 * len(ITEMS) - len(silent)
+    for an in silent:
+        r = an.probes["loudness"]
+        assert r.label == vb.UNMEASURABLE and r.d == 0.0
+        assert r.detail == {"unmeasurable": "no voiced frames"}
+    assert h.complete

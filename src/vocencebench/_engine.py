@@ -28,6 +28,7 @@ what is running finish, and marks every unfinished item incomplete with that rea
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import queue
 import sqlite3
@@ -562,11 +563,19 @@ class Engine:
         for i, s, an, no_speech in fill:  # no speech: every batched trait is unmeasurable
             assert no_speech is not None
             filler = getattr(self.probes, "unmeasurable_results", None)
-            if callable(filler):
-                extra = dict(filler(self.items[i], no_speech, traits=self._batched_traits))
-                self._batch_done(i, s, an, extra)
-            else:  # pragma: no cover - the probes stream adds unmeasurable_results
+            if not callable(filler):  # pragma: no cover - a ProbeSet without the VAD
                 run.append((i, s, an))
+                continue
+            try:
+                extra = dict(filler(self.items[i], no_speech, traits=self._batched_traits))
+            except ConfigError:
+                raise
+            except Exception as exc:  # the probe set's own error: the instrument's
+                self._progress.tick("analyse")
+                self._side_done(i, s, replace(an, instrument_failure=fail.reason(
+                    fail.PROBES, f"{self.opt.labels[s]}: {fail.exc_text(exc)}")))
+                continue
+            self._batch_done(i, s, an, extra)
         if not run:
             return
         clips: list[bytes | Clip] = []
@@ -768,10 +777,10 @@ def _split_batched(probes: Any) -> tuple[Any, tuple[Any, ...]]:
     batched = tuple(p for p in probes.probes if callable(getattr(p, "measure_batch", None)))
     if not batched:
         return probes, ()
-    from .probes import ProbeSet
-
-    per_clip = ProbeSet([p for p in probes.probes if all(p is not q for q in batched)],
-                        diagnostics=probes.diagnostics, registry=probes.registry)
+    # The same set (its class, registry, diagnostics and speech check) without the batched
+    # probes: a copy whose probe tuple is the per-clip ones.
+    per_clip = copy.copy(probes)
+    per_clip.probes = tuple(p for p in probes.probes if all(p is not q for q in batched))
     return per_clip, batched
 
 
