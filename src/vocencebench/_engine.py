@@ -114,7 +114,8 @@ class _Open:
 class _Progress:
     """Rich progress bars, one per stage, updated by the coordinator only."""
 
-    def __init__(self, enabled: bool, n: int, labels: tuple[str, str]) -> None:
+    def __init__(self, enabled: bool, n: int, labels: tuple[str, str], *, judge: bool
+                 ) -> None:
         self._p: Any = None
         self._t: dict[str, Any] = {}
         if not enabled or n == 0:
@@ -131,15 +132,16 @@ class _Progress:
                            MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
         for name, total in ((f"synth {labels[0]}", n), (f"synth {labels[1]}", n),
                             ("analyse", 2 * n), ("judge", 0), ("items", n)):
-            self._t[name] = self._p.add_task(name, total=total)
+            if name != "judge" or judge:
+                self._t[name] = self._p.add_task(name, total=total)
         self._p.start()
 
     def tick(self, name: str, n: int = 1) -> None:
-        if self._p is not None:
+        if self._p is not None and name in self._t:
             self._p.advance(self._t[name], n)
 
     def grow(self, name: str, n: int) -> None:
-        if self._p is not None:
+        if self._p is not None and name in self._t:
             task = self._p.tasks[self._t[name]]
             self._p.update(self._t[name], total=(task.total or 0) + n)
 
@@ -285,7 +287,8 @@ class Engine:
         self._judge_threads = (ThreadPoolExecutor(max(1, options.judge_concurrency),
                                                   thread_name_prefix="vocencebench-judge")
                                if judge is not None else None)
-        self._progress = _Progress(options.progress, len(self.items), options.labels)
+        self._progress = _Progress(options.progress, len(self.items), options.labels,
+                                   judge=judge is not None)
 
     # ------------------------------------------------------------------ the event loop
 

@@ -66,16 +66,26 @@ def decide_pairs(
     least one pair is complete: then the complete pairs decide and the reason opens with
     ``"decided on N of M items; K incomplete: …"``.
     """
-    done = [p for p in pairs if p.incomplete is None]
-    missing = [p.incomplete for p in pairs if p.incomplete is not None]
+    # One pass over the pairs, keeping only the composites and reasons (a PairList is read
+    # from disk pair by pair, never held whole).
+    sa: list[float] = []
+    sb: list[float] = []
+    missing: list[str] = []
+    m = 0
+    for p in pairs:
+        m += 1
+        if p.incomplete is not None:
+            missing.append(p.incomplete)
+        else:
+            sa.append(_s(p.a))
+            sb.append(_s(p.b))
     if not missing:
-        return decide([_s(p.a) for p in done], [_s(p.b) for p in done], labels=labels)
-    m, k = len(pairs), len(missing)
+        return decide(sa, sb, labels=labels)
+    k = len(missing)
     what = incomplete_summary(missing)
-    base = (decide([_s(p.a) for p in done], [_s(p.b) for p in done], labels=labels)
-            if done else None)
+    base = decide(sa, sb, labels=labels) if sa else None
     if allow_incomplete and base is not None:
-        return replace(base, reason=f"decided on {len(done)} of {m} items; {k} incomplete: "
+        return replace(base, reason=f"decided on {len(sa)} of {m} items; {k} incomplete: "
                                     f"{what}. {base.reason}")
     reason = (f"INCOMPLETE: {k} of {m} items could not be scored because an instrument "
               f"failed ({what}); no winner is named. Rerun the same command: it resumes and "
@@ -86,7 +96,7 @@ def decide_pairs(
                         margin_reverse=0.0, mean_delta=0.0)
     return replace(base, winner=INCOMPLETE,
                    reason=f"{reason}; or pass allow_incomplete=True (--allow-incomplete) to "
-                          f"decide on the {len(done)} complete items. On the complete items: "
+                          f"decide on the {len(sa)} complete items. On the complete items: "
                           f"{base.reason}")
 
 
