@@ -76,6 +76,8 @@ _LAZY: dict[str, str] = {
     "Clip": "vocencebench._clip",
     "to_wav_bytes": "vocencebench.audio",
     # corpus, scores and metrics
+    "load_corpus": "vocencebench.corpus",
+    "validate_corpus": "vocencebench.corpus",
     "read_corpus": "vocencebench.corpus",
     "check_corpus": "vocencebench.corpus",
     "corpus_hash": "vocencebench.corpus",
@@ -107,9 +109,9 @@ __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
     # audio
     "load_audio", "Audio", "Clip", "to_wav_bytes",
     # corpus, scores and metrics
-    "read_corpus", "check_corpus", "corpus_hash", "split_holdout", "read_scores",
-    "decide_scores", "write_scores", "win_rates", "control_success", "confusion_matrices",
-    "bootstrap_ci", "calibrate_files",
+    "load_corpus", "validate_corpus", "read_corpus", "check_corpus", "corpus_hash",
+    "split_holdout", "read_scores", "decide_scores", "write_scores", "win_rates",
+    "control_success", "confusion_matrices", "bootstrap_ci", "calibrate_files",
     # scoring
     "composite", "desirability", "gate", "margin", "PROMPT_VERSION",
     # traits

@@ -1,7 +1,9 @@
-"""Corpus tools: the balanced trait sampler, hashing, loading, held-out splits.
+"""Corpus tools: the balanced trait sampler, hashing, loading, the gate, held-out splits.
 
 The shipped corpus (``datasets/benchmark_v1.jsonl``) is the artifact; these functions make
-assignments, pin and verify it.
+assignments, pin and verify it. Every entry point that runs a corpus goes through one gate:
+:func:`load_corpus` (read, verify the pin, validate) or, for items already in memory,
+:func:`validate_corpus`. ``vocencebench corpus check`` adds the authoring rules on top.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -28,12 +31,19 @@ from .traits import TRAITS, TraitRegistry
 CORPUS_SEED = BOOTSTRAP_SEED
 
 __all__ = [
+    "AUTHORING_KINDS",
     "CATEGORIES",
     "DIFFICULTY_MIX",
     "EASY_MAX_WORDS",
     "HARD_CATEGORIES",
+    "MAX_CORPUS_BYTES",
+    "MAX_ID_CHARS",
+    "MAX_INSTRUCTION_CHARS",
+    "MAX_ITEMS",
     "MAX_OPENING_SHARE",
+    "MAX_TEXT_CHARS",
     "NORMAL_WORDS",
+    "RUN_BLOCKING_KINDS",
     "Assignment",
     "CorpusStats",
     "Split",
@@ -41,6 +51,7 @@ __all__ = [
     "balanced_assignment",
     "check_corpus",
     "check_item",
+    "check_pin",
     "corpus_hash",
     "corpus_lines",
     "corpus_stats",
@@ -49,9 +60,13 @@ __all__ = [
     "freeze",
     "generate_template_corpus",
     "load_benchmark",
+    "load_corpus",
     "opening",
+    "pin_path",
     "read_corpus",
     "split_holdout",
+    "summarize_violations",
+    "validate_corpus",
     "word_count",
     "write_corpus",
 ]
@@ -248,6 +263,17 @@ EASY_MAX_WORDS = 8
 NORMAL_WORDS = (10, 25)
 #: The most common four-word instruction opening may cover at most this share of items.
 MAX_OPENING_SHARE = 0.03
+#: Longest script (characters) any corpus may hold, about a minute of speech; benchmark_v1's
+#: longest is 168.
+MAX_TEXT_CHARS = 1000
+#: Longest voice instruction (characters); benchmark_v1's longest is 209.
+MAX_INSTRUCTION_CHARS = 1000
+#: Longest item id (characters): ids name files (``DirectoryAdapter``) and cache keys.
+MAX_ID_CHARS = 100
+#: Most items one corpus may hold.
+MAX_ITEMS = 100_000
+#: Largest corpus file that is read (bytes), checked before reading.
+MAX_CORPUS_BYTES = 256 * 1024 * 1024
 
 _FIELDS = ("id", "instruction", "text", "traits", "difficulty", "category")
 
@@ -295,6 +321,9 @@ def _parse_lines(text: str, source: str) -> list[Item]:
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        if len(items) >= MAX_ITEMS:
+            raise CorpusError(f"{source}: more than {MAX_ITEMS} items; split the corpus into "
+                              "smaller files")
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -304,16 +333,102 @@ def _parse_lines(text: str, source: str) -> list[Item]:
     return items
 
 
-def read_corpus(path: str | Path) -> list[Item]:
-    """Items of a corpus JSONL file, in file order; a bad line raises CorpusError(file:line)."""
-    p = Path(path)
+def _read_bytes(p: Path, what: str = "corpus file") -> bytes:
+    """The file's bytes, refusing (before reading) a file over :data:`MAX_CORPUS_BYTES`."""
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_CORPUS_BYTES:
+                raise CorpusError(f"{what} {p} has {size} bytes, over the "
+                                  f"{MAX_CORPUS_BYTES // 2**20} MiB limit; split it")
+            data = f.read(MAX_CORPUS_BYTES + 1)
     except FileNotFoundError:
-        raise CorpusError(f"corpus file {p} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"cannot read corpus file {p}: {exc}") from None
-    return _parse_lines(text, str(p))
+        raise CorpusError(f"{what} {p} does not exist") from None
+    except OSError as exc:
+        raise CorpusError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
+    if len(data) > MAX_CORPUS_BYTES:
+        raise CorpusError(f"{what} {p} is over the {MAX_CORPUS_BYTES // 2**20} MiB limit; "
+                          "split it")
+    return data
+
+
+def _decode(raw: bytes, source: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{source} is not UTF-8 text (bad byte at offset {exc.start}); save "
+                          "it as UTF-8") from None
+
+
+def pin_path(path: str | os.PathLike[str]) -> Path:
+    """Where the pin of a corpus file lies: ``FILE.sha256`` for ``FILE.jsonl``, else
+    ``FILE<suffix>.sha256``."""
+    p = Path(path)
+    return p.with_suffix(".sha256") if p.suffix == ".jsonl" else p.with_name(p.name + ".sha256")
+
+
+_pin_path = pin_path  # older private name
+
+
+def _read_pin(text: str, source: str) -> str:
+    token = text.strip().split()[0] if text.strip() else ""
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", token):
+        raise CorpusError(f"{source}: not a SHA-256 pin (expected '<64 hex>  <file>')")
+    return token.lower()
+
+
+def _pin_problem(items: Sequence[Item], raw: bytes, pin_text: str, source: str, pin: str,
+                 fix: str) -> str | None:
+    """None when the pin matches ``corpus_hash(items)`` or the file's raw sha256 (a pin made
+    by ``sha256sum``); else the one-line problem."""
+    want = _read_pin(pin_text, pin)
+    got = corpus_hash(items)
+    if want in (got, hashlib.sha256(raw).hexdigest()):
+        return None
+    return (f"{source} does not match its pin {pin}: corpus_hash is {got}, pinned {want}. "
+            f"The file changed after it was pinned; {fix}")
+
+
+def _repin_hint(p: Path) -> str:
+    return (f"restore it, or if the change is intended re-pin it with "
+            f"`vocencebench corpus hash {p} > {pin_path(p)}`")
+
+
+def check_pin(path: str | os.PathLike[str], items: Sequence[Item] | None = None) -> str | None:
+    """The pin problem of a corpus file, or None when it has no pin beside it or matches it.
+
+    ``items`` (the file's items, if already read) saves a second parse. Used by
+    ``vocencebench corpus check`` to list a mismatch among the violations.
+    """
+    p = Path(path)
+    pin = pin_path(p)
+    if not pin.is_file():
+        return None
+    raw = _read_bytes(p)
+    its = items if items is not None else _parse_lines(_decode(raw, str(p)), str(p))
+    return _pin_problem(its, raw, pin.read_text(encoding="utf-8", errors="replace"), str(p),
+                        str(pin), _repin_hint(p))
+
+
+def read_corpus(path: str | os.PathLike[str], *, verify: bool = True) -> list[Item]:
+    """Items of a corpus JSONL file, in file order; a bad line raises CorpusError(file:line).
+
+    When a pin (``FILE.sha256``, see :func:`pin_path`) lies beside the file, the items must
+    match it (with ``verify``, the default): a mismatch raises CorpusError naming both hashes
+    and how to restore or re-pin the file. A file without a pin is read unverified. Reading
+    checks the file format only; :func:`validate_corpus` checks that the items can be run.
+    """
+    p = Path(path)
+    raw = _read_bytes(p)
+    items = _parse_lines(_decode(raw, str(p)), str(p))
+    if verify:
+        pin = pin_path(p)
+        if pin.is_file():
+            problem = _pin_problem(items, raw, pin.read_text(encoding="utf-8", errors="replace"),
+                                   str(p), str(pin), _repin_hint(p))
+            if problem:
+                raise CorpusError(problem)
+    return items
 
 
 def write_corpus(items: Sequence[Item], path: str | Path) -> str:
@@ -327,12 +442,8 @@ def write_corpus(items: Sequence[Item], path: str | Path) -> str:
     body = "".join(line + "\n" for line in corpus_lines(items))
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
     p.write_bytes(body.encode("utf-8"))
-    _pin_path(p).write_text(f"{digest}  {p.name}\n", encoding="utf-8")
+    pin_path(p).write_text(f"{digest}  {p.name}\n", encoding="utf-8")
     return digest
-
-
-def _pin_path(p: Path) -> Path:
-    return p.with_suffix(".sha256") if p.suffix == ".jsonl" else p.with_name(p.name + ".sha256")
 
 
 def freeze(items: Sequence[Item], path: str | Path, *,
@@ -350,29 +461,30 @@ def freeze(items: Sequence[Item], path: str | Path, *,
     return write_corpus(items, path)
 
 
-def _read_pin(text: str, source: str) -> str:
-    token = text.strip().split()[0] if text.strip() else ""
-    if not re.fullmatch(r"[0-9a-f]{64}", token):
-        raise CorpusError(f"{source}: not a SHA-256 pin (expected '<64 hex>  <file>')")
-    return token
+def _is_path(name_or_path: str | os.PathLike[str]) -> bool:
+    s = str(name_or_path)
+    return (not isinstance(name_or_path, str) or bool(Path(s).suffix) or "/" in s
+            or "\\" in s)
 
 
-def load_benchmark(name_or_path: str | Path = "benchmark_v1", *,
+def load_benchmark(name_or_path: str | os.PathLike[str] = "benchmark_v1", *,
                    verify: bool = True) -> list[Item]:
     """Load a shipped corpus by name (``datasets/<name>.jsonl``) or a JSONL file by path.
 
     With ``verify`` (the default) the corpus hash is recomputed and compared with the pin
     (``<name>.sha256`` beside it); a mismatch raises CorpusError naming both hashes. A file
     given by path without a ``.sha256`` beside it is loaded unverified only if
-    ``verify=False``.
+    ``verify=False``. The items are not validated; :func:`load_corpus` does both.
     """
     s = str(name_or_path)
-    if s.endswith(".jsonl") or "/" in s or "\\" in s:
+    if _is_path(name_or_path):
         p = Path(s)
-        items = read_corpus(p)
-        pin_file = _pin_path(p)
+        raw = _read_bytes(p)
         source = str(p)
-        pin_text = pin_file.read_text(encoding="utf-8") if pin_file.exists() else None
+        pin_file = pin_path(p)
+        pin_name = str(pin_file)
+        pin_text = pin_file.read_text(encoding="utf-8") if pin_file.is_file() else None
+        fix = _repin_hint(p)
     else:
         root = resources.files("vocencebench") / "datasets"
         data = root / f"{s}.jsonl"
@@ -381,34 +493,68 @@ def load_benchmark(name_or_path: str | Path = "benchmark_v1", *,
             raise CorpusError(f"no shipped corpus named {s!r}; shipped: {', '.join(names) or '-'}"
                               "; or pass a path to a .jsonl file")
         source = f"vocencebench/datasets/{s}.jsonl"
-        items = _parse_lines(data.read_text(encoding="utf-8"), source)
+        raw = data.read_bytes()
         pin = root / f"{s}.sha256"
+        pin_name = f"{s}.sha256"
         pin_text = pin.read_text(encoding="utf-8") if pin.is_file() else None
+        fix = ("restore it (e.g. reinstall vocencebench) rather than editing a frozen "
+               "corpus.")
+    items = _parse_lines(_decode(raw, source), source)
     if verify:
         if pin_text is None:
             raise CorpusError(f"{source} has no .sha256 pin beside it; freeze it with "
                               "corpus.freeze() or load with verify=False")
-        want = _read_pin(pin_text, source + " pin")
-        got = corpus_hash(items)
-        if got != want:
-            raise CorpusError(
-                f"{source} does not match its pin: corpus_hash is {got}, pinned {want}. "
-                "The file was modified; restore it (e.g. reinstall vocencebench) rather than "
-                "editing a frozen corpus."
-            )
+        problem = _pin_problem(items, raw, pin_text, source, pin_name, fix)
+        if problem:
+            raise CorpusError(problem)
+    return items
+
+
+def load_corpus(name_or_path: str | os.PathLike[str] = "benchmark_v1", *,
+                registry: TraitRegistry = TRAITS) -> list[Item]:
+    """The corpus gate for every entry point: read, verify the pin, validate.
+
+    A shipped name (``benchmark_v1``) must match its pin; a file path is verified against
+    ``FILE.sha256`` when that lies beside it (:func:`read_corpus`). The items must then pass
+    :func:`validate_corpus`. Raises CorpusError (one summary line per kind of problem).
+    """
+    if _is_path(name_or_path):
+        items = read_corpus(name_or_path)
+        source = str(name_or_path)
+    else:
+        items = load_benchmark(name_or_path)
+        source = f"corpus {name_or_path}"
+    validate_corpus(items, registry=registry, source=source)
     return items
 
 
 # --------------------------------------------------------------------------- validation
 
+#: Violation kinds that make a corpus unusable for a run: :func:`validate_corpus` (and so
+#: ``vocencebench run``, :func:`vocencebench.benchmark` and :func:`load_corpus`) refuses them.
+RUN_BLOCKING_KINDS = frozenset({
+    "empty-corpus", "too-many-items", "pin", "id", "duplicate-id", "trait-missing",
+    "trait-value", "trait-unknown", "difficulty", "category", "empty", "too-long",
+    "trait-in-script",
+})
+#: Authoring rules that only ``vocencebench corpus check`` and :func:`freeze` enforce.
+AUTHORING_KINDS = frozenset({"brief", "tier", "duplicate-script", "opening-share"})
+
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: the item, the field at fault and what is wrong with it."""
+    """One broken rule: the item, the field at fault, what is wrong with it, and its kind
+    (one of :data:`RUN_BLOCKING_KINDS` or :data:`AUTHORING_KINDS`)."""
 
     item_id: str
     field: str
     problem: str
+    kind: str = "other"
+
+    @property
+    def blocks_run(self) -> bool:
+        """Whether this violation stops a run (not only ``corpus check``)."""
+        return self.kind in RUN_BLOCKING_KINDS
 
     def __str__(self) -> str:
         return f"{self.item_id}\t{self.field}\t{self.problem}"
@@ -437,85 +583,123 @@ _NUMBERISH = re.compile(r"\d")
 _CLAUSE = re.compile(r"\b(?:that|who|whom|whose|which|where|when|while|because|although|"
                      r"though|if|since|after|before|unless|until|once|whenever|wherever)\b",
                      re.IGNORECASE)
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _tier_problems(it: Item) -> list[Violation]:
     out: list[Violation] = []
     words = word_count(it.text)
+
+    def add(problem: str) -> None:
+        out.append(Violation(it.id, "text", problem, "tier"))
+
     if it.difficulty == 0 and words > EASY_MAX_WORDS:
-        out.append(Violation(it.id, "text", f"easy script has {words} words; at most "
-                                            f"{EASY_MAX_WORDS}"))
+        add(f"easy script has {words} words; at most {EASY_MAX_WORDS}")
     if it.difficulty == 1 and not NORMAL_WORDS[0] <= words <= NORMAL_WORDS[1]:
-        out.append(Violation(it.id, "text", f"normal script has {words} words; needs "
-                                            f"{NORMAL_WORDS[0]}–{NORMAL_WORDS[1]}"))
+        add(f"normal script has {words} words; needs {NORMAL_WORDS[0]}–{NORMAL_WORDS[1]}")
     if it.difficulty == 2:
         if it.category == "numbers" and len(re.findall(r"\d+", it.text)) < 2:
-            out.append(Violation(it.id, "text", "numbers script needs at least two numbers "
-                                                "written in digits"))
+            add("numbers script needs at least two numbers written in digits")
         if it.category == "urls" and not _URLISH.search(it.text):
-            out.append(Violation(it.id, "text", "urls script has no URL, e-mail address, code "
-                                                "or version string"))
+            add("urls script has no URL, e-mail address, code or version string")
         if it.category == "nested_clauses" and len(_CLAUSE.findall(it.text)) < 2:
-            out.append(Violation(it.id, "text", "nested_clauses script needs two or more "
-                                                "subordinate clauses (that/who/which/when/...)"))
+            add("nested_clauses script needs two or more subordinate clauses "
+                "(that/who/which/when/...)")
         if it.category == "tongue_twister" and words < 6:
-            out.append(Violation(it.id, "text", f"tongue-twister has only {words} words"))
+            add(f"tongue-twister has only {words} words")
     return out
 
 
-def check_item(it: Item, *, registry: TraitRegistry = TRAITS) -> list[Violation]:
+def _shown_id(item_id: str) -> str:
+    """An id fit for one line of output (a hostile id may be megabytes long)."""
+    if not item_id:
+        return "?"
+    shown = item_id if len(item_id) <= 40 else item_id[:37] + "..."
+    return shown.encode("unicode_escape").decode("ascii") if not shown.isprintable() else shown
+
+
+def check_item(it: Item, *, registry: TraitRegistry = TRAITS,
+               authoring: bool = True) -> list[Violation]:
     """Every violation of one item (invariants 1–3 and the tier rules), corpus-wide rules
-    (unique ids and scripts, opening variety) excluded."""
+    (unique ids and scripts, opening variety) excluded.
+
+    With ``authoring=False`` only the rules that block a run are checked
+    (:data:`RUN_BLOCKING_KINDS`). Time is bounded: a text or instruction over its length
+    limit is reported once and not analysed further.
+    """
     from .instruction import find_contradictions, parse_instruction, trait_mentions
 
     out: list[Violation] = []
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", it.id or ""):
-        out.append(Violation(it.id or "?", "id", "id must be non-empty letters, digits, ._-"))
+    iid = _shown_id(it.id)
+    if len(it.id) > MAX_ID_CHARS:
+        out.append(Violation(iid, "id", f"id has {len(it.id)} characters; at most "
+                                        f"{MAX_ID_CHARS}", "id"))
+    elif not _ID_RE.fullmatch(it.id or ""):
+        out.append(Violation(iid, "id", "id must be non-empty letters, digits, ._-", "id"))
     # Invariant 1: every trait present with a registry value.
     for t in registry:
         if t.name not in it.traits:
-            out.append(Violation(it.id, f"traits.{t.name}", "missing"))
+            out.append(Violation(iid, f"traits.{t.name}", "missing", "trait-missing"))
         elif it.traits[t.name] not in t.values:
-            out.append(Violation(it.id, f"traits.{t.name}",
-                                 f"{it.traits[t.name]!r} is not a value; valid: "
-                                 f"{', '.join(t.values)}"))
+            value = str(it.traits[t.name])
+            value = value if len(value) <= 40 else value[:37] + "..."
+            out.append(Violation(iid, f"traits.{t.name}",
+                                 f"{value!r} is not a value; valid: {', '.join(t.values)}",
+                                 "trait-value"))
     for name in it.traits:
         if name not in registry:
-            out.append(Violation(it.id, f"traits.{name}", "not a registered trait"))
+            out.append(Violation(iid, f"traits.{_shown_id(name)}", "not a registered trait",
+                                 "trait-unknown"))
     if it.difficulty not in (0, 1, 2):
-        out.append(Violation(it.id, "difficulty", f"{it.difficulty!r} is not 0, 1 or 2"))
+        out.append(Violation(iid, "difficulty", f"{it.difficulty!r} is not 0, 1 or 2",
+                             "difficulty"))
     elif it.difficulty < 2 and it.category != "everyday":
-        out.append(Violation(it.id, "category", f"difficulty {it.difficulty} needs category "
-                                                f"'everyday', not {it.category!r}"))
+        out.append(Violation(iid, "category", f"difficulty {it.difficulty} needs category "
+                                              f"'everyday', not {_shown_id(it.category)!r}",
+                             "category"))
     elif it.difficulty == 2 and it.category not in HARD_CATEGORIES:
-        out.append(Violation(it.id, "category", f"hard items need one of "
-                                                f"{', '.join(HARD_CATEGORIES)}, not "
-                                                f"{it.category!r}"))
-    if not it.instruction.strip():
-        out.append(Violation(it.id, "instruction", "empty"))
-    if not it.text.strip():
-        out.append(Violation(it.id, "text", "empty"))
-        return out
-    # Invariant 2: the instruction states every field and contradicts none.
-    parsed = parse_instruction(it.instruction, registry=registry)
-    for t in registry:
-        want = it.traits.get(t.name)
-        if want is None or want not in t.values:
+        out.append(Violation(iid, "category", f"hard items need one of "
+                                              f"{', '.join(HARD_CATEGORIES)}, not "
+                                              f"{_shown_id(it.category)!r}", "category"))
+    instruction_ok = text_ok = True
+    for name, value, limit in (("instruction", it.instruction, MAX_INSTRUCTION_CHARS),
+                               ("text", it.text, MAX_TEXT_CHARS)):
+        if len(value) > limit:
+            out.append(Violation(iid, name, f"{len(value)} characters; at most {limit}",
+                                 "too-long"))
+        elif not value.strip():
+            out.append(Violation(iid, name, "empty", "empty"))
+        else:
             continue
-        got = parsed.get(t.name)
-        if got is None:
-            out.append(Violation(it.id, "instruction", f"does not state {t.name}={want}"))
-        elif got != want:
-            out.append(Violation(it.id, "instruction", f"reads as {t.name}={got}, field says "
-                                                       f"{want}"))
-    for c in find_contradictions(it.instruction, it.traits, registry=registry):
-        if parsed.get(c.trait) == c.expected:  # otherwise already reported above
-            out.append(Violation(it.id, "instruction", f"{c.phrase!r} states {c.trait}="
-                                                       f"{c.found}, field says {c.expected}"))
+        if name == "text":
+            text_ok = False
+        else:
+            instruction_ok = False
+    # Invariant 2: the instruction states every field and contradicts none.
+    if authoring and instruction_ok:
+        parsed = parse_instruction(it.instruction, registry=registry)
+        for t in registry:
+            want = it.traits.get(t.name)
+            if want is None or want not in t.values:
+                continue
+            got = parsed.get(t.name)
+            if got is None:
+                out.append(Violation(iid, "instruction", f"does not state {t.name}={want}",
+                                     "brief"))
+            elif got != want:
+                out.append(Violation(iid, "instruction", f"reads as {t.name}={got}, field "
+                                                         f"says {want}", "brief"))
+        for c in find_contradictions(it.instruction, it.traits, registry=registry):
+            if parsed.get(c.trait) == c.expected:  # otherwise already reported above
+                out.append(Violation(iid, "instruction", f"{c.phrase!r} states {c.trait}="
+                                                         f"{c.found}, field says {c.expected}",
+                                     "brief"))
+    if not text_ok:
+        return out
     # Invariant 3: the script names no trait.
     for trait, words in trait_mentions(it.text, registry=registry):
-        out.append(Violation(it.id, "text", f"names {trait} with {words!r}"))
-    if it.difficulty in (0, 1, 2):
+        out.append(Violation(iid, "text", f"names {trait} with {words!r}", "trait-in-script"))
+    if authoring and it.difficulty in (0, 1, 2):
         out += _tier_problems(it)
     return out
 
@@ -525,33 +709,93 @@ def _script_key(text: str) -> str:
 
 
 def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
-                 max_opening_share: float | None = None) -> list[Violation]:
+                 max_opening_share: float | None = None,
+                 authoring: bool = True) -> list[Violation]:
     """Every violation in ``items``: :func:`check_item` for each, plus unique ids and unique
     scripts (compared case- and punctuation-insensitively). With ``max_opening_share`` (a
     fraction, e.g. :data:`MAX_OPENING_SHARE`) items whose four-word instruction opening is
-    used more often than that are reported too. An empty list means the corpus is valid."""
+    used more often than that are reported too. An empty corpus is a violation. An empty
+    list means the corpus is valid. With ``authoring=False`` only the rules that block a run
+    are checked (what :func:`validate_corpus` uses)."""
+    if not items:
+        return [Violation("-", "corpus", "no items", "empty-corpus")]
+    if len(items) > MAX_ITEMS:
+        return [Violation("-", "corpus", f"{len(items)} items; at most {MAX_ITEMS}",
+                          "too-many-items")]
     out: list[Violation] = []
-    seen_ids: dict[str, int] = {}
+    seen_ids: set[str] = set()
     seen_text: dict[str, str] = {}
     for it in items:
-        out += check_item(it, registry=registry)
+        out += check_item(it, registry=registry, authoring=authoring)
         if it.id in seen_ids:
-            out.append(Violation(it.id, "id", "duplicate id"))
-        seen_ids[it.id] = 1
+            out.append(Violation(_shown_id(it.id), "id", "duplicate id", "duplicate-id"))
+        seen_ids.add(it.id)
+        if not authoring or len(it.text) > MAX_TEXT_CHARS:
+            continue
         key = _script_key(it.text)
         if key and key in seen_text:
-            out.append(Violation(it.id, "text", f"same script as {seen_text[key]}"))
+            out.append(Violation(_shown_id(it.id), "text", f"same script as {seen_text[key]}",
+                                 "duplicate-script"))
         else:
-            seen_text.setdefault(key, it.id)
-    if max_opening_share is not None and items:
-        limit = math.floor(max_opening_share * len(items))
-        counts = Counter(opening(it.instruction) for it in items)
+            seen_text.setdefault(key, _shown_id(it.id))
+    if authoring and max_opening_share is not None:
+        limit = max(1, math.floor(max_opening_share * len(items)))
+        counts = Counter(opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items)
         for it in items:
-            o = opening(it.instruction)
+            o = opening(it.instruction[:MAX_INSTRUCTION_CHARS])
             if counts[o] > limit:
-                out.append(Violation(it.id, "instruction",
-                                     f"opening {o!r} used by {counts[o]} items; at most {limit}"))
+                out.append(Violation(_shown_id(it.id), "instruction",
+                                     f"opening {o!r} used by {counts[o]} items; at most {limit}",
+                                     "opening-share"))
     return out
+
+
+def summarize_violations(problems: Sequence[Violation], *, ids: int = 3) -> list[str]:
+    """One line per kind of violation: kind, how many, in how many items, the first ``ids``
+    item ids and one example, in order of first appearance; run-blocking kinds are marked."""
+    by_kind: dict[str, list[Violation]] = {}
+    for v in problems:
+        by_kind.setdefault(v.kind, []).append(v)
+    lines = []
+    for kind, vs in by_kind.items():
+        item_ids = list(dict.fromkeys(v.item_id for v in vs))
+        shown = ", ".join(item_ids[:ids]) + (", ..." if len(item_ids) > ids else "")
+        example = f"{vs[0].field} {vs[0].problem}"
+        example = example if len(example) <= 100 else example[:97] + "..."
+        mark = " [blocks a run]" if kind in RUN_BLOCKING_KINDS else ""
+        lines.append(f"{kind}{mark}: {len(vs)} in {len(item_ids)} item(s) ({shown}); "
+                     f"e.g. {example}")
+    return lines
+
+
+def validate_corpus(items: Iterable[Item], *, registry: TraitRegistry = TRAITS,
+                    source: str = "corpus") -> None:
+    """The run gate: raise CorpusError unless ``items`` can be run.
+
+    Refuses what makes a run meaningless or undecidable (:data:`RUN_BLOCKING_KINDS`): no
+    items, too many, bad or duplicate ids, a trait missing, unknown or with an unknown value,
+    a bad difficulty or category, an empty or over-long text or instruction, trait words in
+    the script. The message has one line per kind of problem (count, first item ids, an
+    example). Authoring rules (:data:`AUTHORING_KINDS`) are left to ``corpus check``.
+    Bounded time: over-long fields are not analysed.
+    """
+    its = list(items)
+    for k, it in enumerate(its):
+        if not isinstance(it, Item):
+            raise CorpusError(f"{source}: entry {k} is a {type(it).__name__}, not an Item; "
+                              "read corpus files with vocencebench.load_corpus")
+    if not its:
+        raise CorpusError(f"{source} has no items; an empty corpus cannot be run")
+    problems = check_corpus(its, registry=registry, authoring=False)
+    if not problems:
+        return
+    n_items = len({v.item_id for v in problems})
+    lines = summarize_violations(problems)
+    raise CorpusError(
+        f"{source} cannot be run: {len(problems)} problem(s) in {n_items} of {len(its)} "
+        f"item(s); fix them (`vocencebench corpus check FILE` lists each one):\n  "
+        + "\n  ".join(lines)
+    )
 
 
 # --------------------------------------------------------------------------- statistics

@@ -8,11 +8,15 @@ from typing import Any
 
 from ..corpus import (
     MAX_OPENING_SHARE,
+    RUN_BLOCKING_KINDS,
+    Violation,
     check_corpus,
+    check_pin,
     corpus_hash,
     corpus_stats,
     read_corpus,
     split_holdout,
+    summarize_violations,
     write_corpus,
 )
 
@@ -28,9 +32,12 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="corpus_command", metavar="SUBCOMMAND", required=True)
 
     c = sub.add_parser("check", help="check the three invariants and the tier rules",
-                       description="Print one line per violation (item id, field, problem); "
-                                   "exit 1 if there is any.")
+                       description="Print one line per violation (item id, field, problem), "
+                                   "at most --show of them, then one summary line per kind "
+                                   "of violation; exit 1 if there is any.")
     c.add_argument("file", metavar="FILE")
+    c.add_argument("--show", type=int, default=50, metavar="N",
+                   help="list at most N violations (default 50; 0 lists all)")
     c.add_argument("--max-opening-share", type=float, default=MAX_OPENING_SHARE,
                    metavar="F", help="largest share of items (0-1) one four-word instruction "
                                      f"opening may cover (default {MAX_OPENING_SHARE}); "
@@ -56,21 +63,37 @@ def register(subparsers: Any) -> None:
     sp.set_defaults(func=_split)
 
 
+def _line(v: Violation) -> str:
+    text = str(v)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def _check(args: argparse.Namespace) -> int:
-    items = read_corpus(args.file)
+    items = read_corpus(args.file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
     problems = check_corpus(items, max_opening_share=share)
-    for v in problems:
-        print(f"{v.item_id}\t{v.field}\t{v.problem}")
-    if problems:
-        print(f"FAILED: {len(items)} items, {len(problems)} violations")
-        return 1
-    print(f"OK: {len(items)} items, 0 violations")
-    return 0
+    pin = check_pin(args.file, items)
+    if pin is not None:
+        problems.insert(0, Violation("-", "pin", pin, "pin"))
+    if not problems:
+        print(f"OK: {len(items)} items, 0 violations")
+        return 0
+    show = len(problems) if args.show <= 0 else args.show
+    for v in problems[:show]:
+        print(_line(v))
+    if len(problems) > show:
+        print(f"... {len(problems) - show} more violation(s) not listed (--show 0 lists all)")
+    for line in summarize_violations(problems):
+        print(f"summary: {line}")
+    blocking = sum(v.kind in RUN_BLOCKING_KINDS for v in problems)
+    print(f"FAILED: {len(items)} items, {len(problems)} violations "
+          f"({blocking} of them block a run)")
+    return 1
 
 
 def _hash(args: argparse.Namespace) -> int:
-    print(f"{corpus_hash(read_corpus(args.file))}  {Path(args.file).name}")
+    # Never verified: this is the command that makes the pin.
+    print(f"{corpus_hash(read_corpus(args.file, verify=False))}  {Path(args.file).name}")
     return 0
 
 
