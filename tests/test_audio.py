@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from vocencebench.audio import SILENCE_PEAK, Audio, load_audio, to_wav_bytes
+from vocencebench.audio import (
+    DEFAULT_MAX_BYTES,
+    SILENCE_PEAK,
+    Audio,
+    Clip,
+    load_audio,
+    to_wav_bytes,
+)
 from vocencebench.errors import AudioError, ConfigError
 
 SR = 16_000
@@ -45,6 +52,7 @@ def encode(x: np.ndarray, *, sr: int = SR, fmt: str = "WAV", subtype: str = "PCM
         ("FLAC", "PCM_16", 1e-4),
         ("FLAC", "PCM_24", 1e-6),
         ("OGG", "VORBIS", 0.05),
+        ("MP3", "MPEG_LAYER_III", 0.05),
     ],
 )
 def test_formats_decode_to_float32_mono(fmt: str, subtype: str, tol: float) -> None:
@@ -58,7 +66,7 @@ def test_formats_decode_to_float32_mono(fmt: str, subtype: str, tol: float) -> N
     assert a.format == f"{fmt}/{subtype}"
     assert a.sha256 == hashlib.sha256(raw).hexdigest()
     assert a.duration == pytest.approx(0.8, abs=1e-3)
-    if fmt != "OGG":  # lossy: compare level only
+    if fmt not in ("OGG", "MP3"):  # lossy: compare level only
         assert np.max(np.abs(a.samples - x)) <= tol
     else:
         assert np.max(np.abs(a.samples)) == pytest.approx(0.3, abs=tol)
@@ -77,6 +85,30 @@ def test_stereo_is_mixed_down_and_recorded() -> None:
     a = load_audio(encode(np.stack([left, right], axis=1), subtype="FLOAT"))
     assert a.channels == 2 and a.mixed_down
     np.testing.assert_array_equal(a.samples, (left + right) * np.float32(0.5))
+    # the channels themselves stay available (BS.1770 sums channel powers)
+    ch = a.channel_samples
+    assert ch.shape == (SR, 2) and ch.dtype == np.float32
+    np.testing.assert_array_equal(ch[:, 0], left)
+    np.testing.assert_array_equal(ch[:, 1], right)
+    with pytest.raises(ValueError, match="read-only"):
+        ch[0, 0] = 1.0
+
+
+def test_mono_channel_samples_is_a_view_of_the_samples() -> None:
+    a = load_audio(encode(tone()))
+    ch = a.channel_samples
+    assert ch.shape == (SR, 1) and np.shares_memory(ch, a.samples)
+    assert not ch.flags.writeable
+
+
+@pytest.mark.parametrize("fmt", ["FLAC", "OGG", "MP3"])
+def test_compressed_stereo_keeps_its_channels(fmt: str) -> None:
+    subtype = {"FLAC": "PCM_16", "OGG": "VORBIS", "MP3": "MPEG_LAYER_III"}[fmt]
+    x = np.stack([tone(freq=220.0), tone(freq=220.0, amp=0.05)], axis=1)
+    a = load_audio(encode(x, fmt=fmt, subtype=subtype))
+    assert a.channels == 2 and a.channel_samples.shape[1] == 2
+    peaks = np.max(np.abs(a.channel_samples), axis=0)
+    assert peaks[0] == pytest.approx(0.3, abs=0.05) and peaks[1] == pytest.approx(0.05, abs=0.03)
 
 
 def test_path_input_names_the_clip(tmp_path: Path) -> None:
@@ -126,6 +158,168 @@ def test_caps_are_configurable() -> None:
     assert load_audio(encode(tone(0.2)), min_seconds=0.1).duration == pytest.approx(0.2)
     with pytest.raises(ConfigError, match="min_seconds"):
         load_audio(raw, min_seconds=5.0, max_seconds=1.0)
+
+
+# ---------------------------------------------------------------- streamed WAV headers
+
+PLACEHOLDERS = [0, 0xFFFFFFFF, 0x7FFFFFFF, 2_000_000_000]
+
+
+def _with_sizes(raw: bytes, *, riff: int | None, data: int | None) -> bytes:
+    out = bytearray(raw)
+    if riff is not None:
+        out[4:8] = struct.pack("<I", riff)
+    if data is not None:
+        i = out.index(b"data")
+        out[i + 4:i + 8] = struct.pack("<I", data)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("riff", [None, *PLACEHOLDERS], ids=lambda v: f"riff={v}")
+@pytest.mark.parametrize("data", [None, *PLACEHOLDERS], ids=lambda v: f"data={v}")
+@pytest.mark.parametrize("subtype", ["PCM_16", "FLOAT"])
+def test_streaming_size_placeholders_decode_what_is_there(riff: int | None, data: int | None,
+                                                          subtype: str) -> None:
+    x = np.stack([tone(0.7), tone(0.7, amp=0.1)], axis=1)
+    clean = encode(x, subtype=subtype)
+    raw = _with_sizes(clean, riff=riff, data=data)
+    a = load_audio(raw)
+    ref = load_audio(clean)
+    assert a.sha256 == hashlib.sha256(raw).hexdigest()  # the digest is of the bytes as given
+    assert a.num_samples == ref.num_samples == round(0.7 * SR)
+    np.testing.assert_array_equal(a.channel_samples, ref.channel_samples)
+
+
+def test_placeholder_data_size_drops_a_partial_last_frame() -> None:
+    clean = encode(tone(0.5))
+    raw = _with_sizes(clean, riff=0x7FFFFFFF, data=0x7FFFFFFF) + b"\x01"  # half a sample
+    assert load_audio(raw).num_samples == SR // 2
+
+
+def test_a_real_size_larger_than_the_file_is_still_truncation() -> None:
+    raw = encode(tone(1.0))
+    with pytest.raises(AudioError, match="truncated WAV"):
+        load_audio(_with_sizes(raw, riff=None, data=len(raw) * 3))
+
+
+# ---------------------------------------------------------------- size cap
+
+
+def test_size_cap_is_checked_before_decoding(tmp_path: Path) -> None:
+    assert DEFAULT_MAX_BYTES == 50_000_000
+    raw = encode(tone(1.0))  # 32 044 bytes
+    with pytest.raises(AudioError, match=r"too large: 0\.0 MB exceeds the 0\.01 MB cap"):
+        load_audio(raw, max_bytes=10_000)
+    path = tmp_path / "big.wav"
+    path.write_bytes(raw)
+    with pytest.raises(AudioError, match=r"big\.wav: too large"):
+        load_audio(path, max_bytes=10_000)
+    # not audio at all, but too large is what is said first: nothing was decoded
+    with pytest.raises(AudioError, match="too large"):
+        load_audio(b"x" * 2000, max_bytes=1000)
+    assert load_audio(raw, max_bytes=len(raw)).num_samples == SR
+    with pytest.raises(ConfigError, match="max_bytes"):
+        load_audio(raw, max_bytes=0)
+
+
+# ---------------------------------------------------------------- Clip
+
+
+def test_clip_decodes_once_and_keeps_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vocencebench.audio as audio_mod
+
+    raw = encode(tone(), fmt="FLAC")
+    calls: list[int] = []
+    real = audio_mod.load_audio
+
+    def counting(*a: object, **k: object) -> Audio:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audio_mod, "load_audio", counting)
+    clip = Clip.from_bytes(bytearray(raw), name="sysA/vb-1")
+    assert clip.data == raw and isinstance(clip.data, bytes) and len(clip) == len(raw)
+    assert clip.sha256 == hashlib.sha256(raw).hexdigest()
+    a = clip.audio()
+    assert clip.audio() is a and a.name == "sysA/vb-1" and a.format == "FLAC/PCM_16"
+    wav = clip.judge_wav()
+    assert clip.judge_wav() is wav and len(calls) == 1
+    assert raw not in repr(clip).encode() and "sysA/vb-1" in repr(clip)
+    with pytest.raises(AttributeError):
+        clip.data = b""  # type: ignore[misc]
+
+
+def test_clip_failure_is_kept_and_raised_again() -> None:
+    clip = Clip(b"not audio, just text" * 10, name="sysB/vb-2")
+    with pytest.raises(AudioError, match="sysB/vb-2: not audio") as first:
+        clip.audio()
+    with pytest.raises(AudioError) as second:
+        clip.judge_wav()
+    assert second.value is first.value
+
+
+def test_judge_wav_passes_pcm16_wav_through() -> None:
+    raw = encode(tone())
+    assert Clip(raw).judge_wav() is raw
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda: encode(tone(), fmt="FLAC"), "flac"),
+        (lambda: encode(tone(), fmt="OGG", subtype="VORBIS"), "ogg"),
+        (lambda: encode(tone(), fmt="MP3", subtype="MPEG_LAYER_III"), "mp3"),
+        (lambda: encode(tone(), subtype="PCM_24"), "24-bit"),
+        (lambda: encode(tone(), subtype="FLOAT"), "float"),
+        (lambda: _with_sizes(encode(tone()), riff=0x7FFFFFFF, data=0x7FFFFFFF), "placeholder"),
+        (lambda: encode(np.stack([tone(), tone(amp=0.1)], axis=1), fmt="FLAC"), "stereo flac"),
+    ],
+)
+def test_judge_wav_converts_everything_else_once(make: Callable[[], bytes], why: str) -> None:
+    raw = make()
+    clip = Clip(raw)
+    wav = clip.judge_wav()
+    assert wav != raw and wav[:4] == b"RIFF" and wav[8:12] == b"WAVE"
+    back = load_audio(wav)
+    a = clip.audio()
+    assert back.format == "WAV/PCM_16" and back.sample_rate == a.sample_rate
+    assert back.channels == a.channels and back.num_samples == a.num_samples
+    assert np.max(np.abs(back.channel_samples - a.channel_samples)) <= 1 / 32767 + 1e-7
+
+
+def test_clip_pickles_without_its_decoded_cache() -> None:
+    clip = Clip(encode(tone(), fmt="FLAC"), name="x")
+    clip.judge_wav()
+    blob = pickle.dumps(clip)
+    assert len(blob) < len(clip.data) + 500  # bytes and name only, no samples or WAV copy
+    back = pickle.loads(blob)
+    assert back == clip and back.sha256 == clip.sha256 and back.name == "x"
+    assert back.audio() == clip.audio()
+    assert hash(back) == hash(clip)
+
+
+def test_clip_decodes_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import vocencebench.audio as audio_mod
+
+    real = audio_mod.load_audio
+    calls: list[int] = []
+
+    def counting(*a: object, **k: object) -> Audio:
+        calls.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audio_mod, "load_audio", counting)
+    clip = Clip(encode(tone(), fmt="OGG", subtype="VORBIS"))
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda _: clip.judge_wav(), range(8)))
+    assert len(calls) == 1 and all(w is out[0] for w in out)
+
+
+def test_clip_refuses_non_bytes() -> None:
+    with pytest.raises(ConfigError, match="encoded bytes"):
+        Clip("a.wav")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- bad input, one row each

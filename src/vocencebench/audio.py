@@ -1,18 +1,24 @@
 """One audio entry point: :func:`load_audio` decodes a clip once, validates it, and every stage
-(gate, probes, judge, cache) works on the :class:`Audio` it returns.
+(gate, probes, judge, cache) works on the :class:`Audio` it returns. :class:`Clip` carries a
+system's encoded bytes through the pipeline and decodes them at most once.
 
 Accepted input: whatever libsndfile (through ``soundfile``) decodes — WAV with 8/16/24/32-bit
-integer or 32/64-bit float samples, FLAC, OGG/Vorbis, and the other formats of the installed
-libsndfile — given as bytes or a file path. The checks, in order, each raising
-:class:`~vocencebench.errors.AudioError` with the clip name when one is known:
+integer or 32/64-bit float samples, FLAC, OGG/Vorbis and OGG/Opus, MP3 (libsndfile ≥ 1.1.0,
+bundled with soundfile ≥ 0.12.1), and the other formats of the installed libsndfile — given as
+bytes or a file path. WAV headers written by streaming encoders carry a size placeholder
+instead of the real size (0, 0x7FFFFFFF, 2 000 000 000, 0xFFFFFFFF, in the RIFF and/or the
+``data`` chunk size): a declared size of 0 or of at least :data:`WAV_PLACEHOLDER_MIN` bytes
+means "unknown", and the samples actually present are decoded. The checks, in order, each
+raising :class:`~vocencebench.errors.AudioError` with the clip name when one is known:
 
 ==========================  =====================================================================
 problem                     rule
 ==========================  =====================================================================
 empty file                  0 bytes
+too large                   more than ``max_bytes`` (default 50 MB), checked before decoding
 not audio                   libsndfile does not recognise the format
 truncated / corrupt         libsndfile fails while decoding, or a WAV ``data`` chunk declares more
-                            bytes than the file holds (libsndfile itself would read it silently)
+                            bytes than the file holds (and the size is not a placeholder)
 more than 2 channels        surround/multitrack is rejected, not guessed down to mono
 zero length                 no sample frames
 too long                    duration > ``max_seconds`` (default 60 s), checked before decoding
@@ -22,7 +28,8 @@ all silent                  peak |x| < :data:`SILENCE_PEAK` (−60 dBFS) after m
 ==========================  =====================================================================
 
 Stereo is mixed to mono by averaging the two channels; :attr:`Audio.mixed_down` records that it
-happened and :attr:`Audio.channels` keeps the original count.
+happened, :attr:`Audio.channels` keeps the original count and :attr:`Audio.channel_samples`
+keeps the per-channel samples (for measurements that sum channel powers, such as BS.1770).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import io
 import math
 import os
 import struct
+import threading
 import wave
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,16 +51,26 @@ import numpy.typing as npt
 from .errors import AudioError, ConfigError, MissingDependencyError
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_SECONDS",
     "DEFAULT_MIN_SECONDS",
     "RESAMPLE_QUALITY",
     "SILENCE_PEAK",
     "TARGET_RATE",
+    "WAV_PLACEHOLDER_MIN",
     "Audio",
+    "Clip",
     "load_audio",
     "to_wav_bytes",
 ]
 
+#: Largest encoded clip accepted by default, in bytes (50 MB: ten times a 60 s, 48 kHz, 16-bit
+#: stereo WAV). Checked before anything is decoded.
+DEFAULT_MAX_BYTES = 50_000_000
+#: A WAV size field of 0 or of at least this many bytes (1 GiB) is read as a streaming
+#: placeholder ("size unknown"), never as a real size: the encoded files we accept are capped
+#: far below it. Covers 0x7FFFFFFF (ElevenLabs), 2 000 000 000 (pocket-tts), 0xFFFFFFFF.
+WAV_PLACEHOLDER_MIN = 1 << 30
 #: Longest clip accepted by default, in seconds.
 DEFAULT_MAX_SECONDS = 60.0
 #: Shortest clip accepted by default, in seconds.
@@ -78,8 +96,10 @@ class Audio:
     ``channels``: channel count of the file (1 or 2). ``mixed_down``: True when a stereo file
     was averaged to mono. ``format``: libsndfile's ``FORMAT/SUBTYPE``, e.g. ``WAV/PCM_16``.
     ``name``: the clip label used in error messages (``None`` when unknown).
+    ``channel_data``: the per-channel samples of a stereo file, float32 ``(frames, 2)``
+    (read-only), or None for mono; read it through :attr:`channel_samples`.
 
-    Equality compares everything but the sample array (which the digest already pins).
+    Equality compares everything but the sample arrays (which the digest already pins).
     """
 
     samples: FloatArray = field(compare=False, repr=False)
@@ -89,9 +109,22 @@ class Audio:
     mixed_down: bool
     format: str
     name: str | None = None
+    channel_data: FloatArray | None = field(default=None, compare=False, repr=False)
     _cache: dict[str, object] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+    @property
+    def channel_samples(self) -> FloatArray:
+        """The samples per channel: float32 ``(frames, channels)`` in [-1, 1], read-only.
+
+        Mono: a ``(frames, 1)`` view of :attr:`samples` (no copy). Stereo: the two channels as
+        decoded, before the mix-down, so that a loudness meter can sum channel powers
+        (ITU-R BS.1770) instead of measuring the mono average.
+        """
+        if self.channel_data is not None:
+            return self.channel_data
+        return self.samples[:, None]
 
     @property
     def duration(self) -> float:
@@ -140,42 +173,86 @@ def _fail(name: str | None, problem: str) -> AudioError:
     return AudioError(f"{name}: {problem}" if name else problem)
 
 
+def _too_large(label: str | None, size: int, max_bytes: int) -> AudioError:
+    return _fail(label, f"too large: {size / 1e6:.1f} MB exceeds the {max_bytes / 1e6:g} MB "
+                 "cap (pass max_bytes= to raise it)")
+
+
 def _read_input(data: bytes | bytearray | memoryview | str | os.PathLike[str],
-                name: str | None) -> tuple[bytes, str | None]:
+                name: str | None, max_bytes: int) -> tuple[bytes, str | None]:
     if isinstance(data, bytes | bytearray | memoryview):
-        return bytes(data), name
+        raw = bytes(data)
+        if len(raw) > max_bytes:
+            raise _too_large(name, len(raw), max_bytes)
+        return raw, name
     if isinstance(data, str | os.PathLike):
         path = os.fspath(data)
+        label = name or path
         try:
             with open(path, "rb") as fh:
-                raw = fh.read()
+                size = os.fstat(fh.fileno()).st_size
+                if size > max_bytes:
+                    raise _too_large(label, size, max_bytes)
+                raw = fh.read(max_bytes + 1)
         except OSError as exc:
-            raise _fail(name or path, f"cannot read audio file: {exc.strerror or exc}; "
+            raise _fail(label, f"cannot read audio file: {exc.strerror or exc}; "
                         "check the path and its permissions") from exc
-        return raw, name or path
+        if len(raw) > max_bytes:  # grew while we read it
+            raise _too_large(label, len(raw), max_bytes)
+        return raw, label
     raise ConfigError(
         f"load_audio expects bytes or a file path, got {type(data).__name__}"
     )
 
 
-def _wav_truncation(raw: bytes) -> str | None:
-    """For a RIFF/WAVE file, a message when the data chunk declares more bytes than exist."""
+def _is_placeholder(size: int) -> bool:
+    return size == 0 or size >= WAV_PLACEHOLDER_MIN
+
+
+def _wav_fix_sizes(raw: bytes) -> tuple[bytes, str | None]:
+    """For RIFF/WAVE bytes: ``(bytes to decode, problem)``.
+
+    A size placeholder in the RIFF header or the ``data`` chunk is replaced by the size the
+    file really holds (the samples present are decoded, cut to whole frames); a real
+    ``data`` size larger than the file is reported as truncation. Other input is returned
+    unchanged, with no problem.
+    """
     if len(raw) < 12 or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
-        return None
-    pos = 12
+        return raw, None
+    fixed: bytearray | None = None
+    (riff,) = struct.unpack("<I", raw[4:8])
+    if _is_placeholder(riff) or riff > len(raw) - 8:
+        fixed = bytearray(raw)
+        fixed[4:8] = struct.pack("<I", min(len(raw) - 8, 0xFFFFFFFF))
+    pos, block_align = 12, 0
     while pos + 8 <= len(raw):
         cid = raw[pos:pos + 4]
         (size,) = struct.unpack("<I", raw[pos + 4:pos + 8])
         body = pos + 8
+        if cid == b"fmt " and size >= 14 and body + 14 <= len(raw):
+            (block_align,) = struct.unpack("<H", raw[body + 12:body + 14])
         if cid == b"data":
             have = len(raw) - body
-            # 0 and ~0xFFFFFFFF are placeholders written by streaming encoders: size unknown.
-            if 0 < size < 0xFFFFFF00 and size > have:
-                return (f"truncated WAV: the header declares {size} bytes of audio "
-                        f"but the file holds {have}")
-            return None
+            if _is_placeholder(size):
+                real = have - (have % block_align) if block_align > 0 else have
+                fixed = fixed if fixed is not None else bytearray(raw)
+                fixed[pos + 4:pos + 8] = struct.pack("<I", real)
+            elif size > have:
+                return raw, (f"truncated WAV: the header declares {size} bytes of audio "
+                             f"but the file holds {have}")
+            break
         pos = body + size + (size & 1)
-    return None
+    return (bytes(fixed) if fixed is not None else raw), None
+
+
+def _wav_header_is_sound(raw: bytes) -> bool:
+    """True for RIFF/WAVE bytes whose size fields need no repair (no placeholder)."""
+    fixed, problem = _wav_fix_sizes(raw)
+    return problem is None and fixed is raw and raw[:4] == b"RIFF"
+
+
+def _looks_like_mp3(raw: bytes) -> bool:
+    return raw[:3] == b"ID3" or (len(raw) > 1 and raw[0] == 0xFF and raw[1] & 0xE0 == 0xE0)
 
 
 def load_audio(
@@ -183,19 +260,24 @@ def load_audio(
     *,
     max_seconds: float = DEFAULT_MAX_SECONDS,
     min_seconds: float = DEFAULT_MIN_SECONDS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     name: str | None = None,
 ) -> Audio:
     """Decode ``data`` (encoded bytes or a path) once, validate it, and return an :class:`Audio`.
 
-    ``max_seconds`` / ``min_seconds`` bound the duration (seconds). ``name`` labels the clip in
-    error messages (a path is its own label). Raises :class:`AudioError` naming the problem.
+    ``max_seconds`` / ``min_seconds`` bound the duration (seconds); ``max_bytes`` bounds the
+    encoded size (bytes), checked before decoding (a file is not even read past it). ``name``
+    labels the clip in error messages (a path is its own label). Raises :class:`AudioError`
+    naming the problem.
     """
     if not (math.isfinite(max_seconds) and math.isfinite(min_seconds)
             and 0 <= min_seconds < max_seconds):
         raise ConfigError(
             f"need 0 <= min_seconds < max_seconds (finite), got {min_seconds}, {max_seconds}"
         )
-    raw, label = _read_input(data, name)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    raw, label = _read_input(data, name, max_bytes)
     if not raw:
         raise _fail(label, "empty audio (0 bytes); the system returned no data")
     try:
@@ -203,11 +285,15 @@ def load_audio(
     except ImportError as exc:  # pragma: no cover - soundfile is in the probes extra
         raise MissingDependencyError("decoding audio", "probes", package="soundfile") from exc
 
-    truncated = _wav_truncation(raw)
+    decodable, truncated = _wav_fix_sizes(raw)
     if truncated:
         raise _fail(label, f"{truncated}; re-export the clip")
+    if _looks_like_mp3(raw) and "MP3" not in sf.available_formats():
+        raise MissingDependencyError(  # pragma: no cover - the pinned wheel reads MP3
+            f"decoding MP3 (libsndfile {sf.__libsndfile_version__} cannot; needs >= 1.1.0)",
+            "probes", package="soundfile>=0.12.1")
     try:
-        with sf.SoundFile(io.BytesIO(raw)) as fh:
+        with sf.SoundFile(io.BytesIO(decodable)) as fh:
             channels, sr, frames = int(fh.channels), int(fh.samplerate), int(fh.frames)
             fmt = f"{fh.format}/{fh.subtype}"
             if channels > 2:
@@ -222,8 +308,8 @@ def load_audio(
     except sf.LibsndfileError as exc:
         msg = exc.error_string
         if "not recognised" in msg or "unimplemented" in msg:
-            raise _fail(label, f"not audio: libsndfile says {msg!r}; expected WAV, FLAC or "
-                        "OGG bytes") from exc
+            raise _fail(label, f"not audio: libsndfile says {msg!r}; expected WAV, FLAC, "
+                        "OGG or MP3 bytes") from exc
         raise _fail(label, f"corrupt or truncated audio: libsndfile says {msg!r}") from exc
     except (RuntimeError, TypeError, ValueError) as exc:
         raise _fail(label, f"cannot decode audio: {exc}") from exc
@@ -231,7 +317,7 @@ def load_audio(
     n = block.shape[0]
     if n == 0:
         raise _fail(label, "zero length: the file holds no samples")
-    if n < frames:
+    if n < frames and not fmt.startswith("MP3/"):  # an MP3's frame count is an estimate
         raise _fail(label, f"truncated audio: the header declares {frames} frames, "
                     f"only {n} could be decoded")
     if not np.isfinite(block).all():
@@ -250,6 +336,10 @@ def load_audio(
         raise _fail(label, f"all silent: peak {level} dBFS is below the "
                     f"{20 * math.log10(SILENCE_PEAK):.0f} dBFS silence threshold")
     mono.setflags(write=False)
+    per_channel: FloatArray | None = None
+    if channels > 1:
+        per_channel = np.ascontiguousarray(block, dtype=np.float32)
+        per_channel.setflags(write=False)
     return Audio(
         samples=mono,
         sample_rate=sr,
@@ -258,7 +348,87 @@ def load_audio(
         mixed_down=channels == 2,
         format=fmt,
         name=label,
+        channel_data=per_channel,
     )
+
+
+_JUDGE_WAV = "WAV/PCM_16"
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One clip as a system returned it: the encoded bytes, decoded at most once.
+
+    ``data``: the encoded bytes, exactly as the system returned them (any format
+    :func:`load_audio` decodes). ``name``: the label used in error messages.
+    ``sha256``: hex digest of ``data`` (computed on construction; the cache and the judge key
+    clips by it).
+
+    :meth:`audio` decodes on the first call and returns the same :class:`Audio` (or raises
+    the same :class:`~vocencebench.errors.AudioError`) afterwards; :meth:`judge_wav` gives
+    16-bit PCM WAV bytes for an audio-LLM judge. A clip pickles as its bytes and name: the
+    decoded cache stays behind and is rebuilt on first use.
+    """
+
+    data: bytes = field(repr=False, compare=False)
+    name: str | None = None
+    sha256: str = field(init=False)
+    _memo: dict[str, object] = field(
+        default_factory=dict, init=False, compare=False, repr=False, hash=False
+    )
+    _lock: threading.RLock = field(  # re-entrant: judge_wav() calls audio()
+        default_factory=threading.RLock, init=False, compare=False, repr=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, bytes):
+            if not isinstance(self.data, bytearray | memoryview):
+                raise ConfigError(f"a Clip holds encoded bytes, got {type(self.data).__name__}")
+            object.__setattr__(self, "data", bytes(self.data))
+        object.__setattr__(self, "sha256", hashlib.sha256(self.data).hexdigest())
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview, name: str | None = None) -> Clip:
+        """A clip of ``data`` (encoded audio bytes), labelled ``name`` in errors."""
+        return cls(bytes(data), name)
+
+    def __reduce__(self) -> tuple[type[Clip], tuple[bytes, str | None]]:
+        return (type(self), (self.data, self.name))
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def _once(self, key: str, compute: Callable[[], _T]) -> _T:
+        with self._lock:
+            if key not in self._memo:
+                try:
+                    self._memo[key] = compute()
+                except AudioError as exc:
+                    self._memo[key] = exc
+            got = self._memo[key]
+        if isinstance(got, AudioError):
+            raise got
+        return cast(_T, got)
+
+    def audio(self) -> Audio:
+        """The decoded, validated :class:`Audio` (default limits of :func:`load_audio`),
+        decoded on the first call and kept; a decoding failure is kept and re-raised too."""
+        return self._once("audio", lambda: load_audio(self.data, name=self.name))
+
+    def judge_wav(self) -> bytes:
+        """16-bit PCM WAV bytes of this clip, for an audio-LLM judge.
+
+        The original bytes when they already are a sound 16-bit PCM WAV; otherwise one
+        conversion of the decoded samples (channels kept), computed once and kept.
+        """
+
+        def convert() -> bytes:
+            a = self.audio()
+            if a.format == _JUDGE_WAV and _wav_header_is_sound(self.data):
+                return self.data
+            return to_wav_bytes(a.channel_samples, a.sample_rate)
+
+        return self._once("judge_wav", convert)
 
 
 def to_wav_bytes(samples: npt.ArrayLike, sample_rate: int) -> bytes:
