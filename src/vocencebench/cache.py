@@ -3,7 +3,7 @@
 Four tables, each keyed by the sha256 of a canonical JSON key (content hashes plus the
 version of the component that produced the value):
 
-* ``clips``        (system id, item id, text, instruction) → wav bytes, or the failure text
+* ``clips``        (system id, item id, text, instruction) → wav bytes
 * ``probes``       (audio sha256, probe@version, request) → probe results (JSON)
 * ``transcripts``  (audio sha256, engine@model) → transcript (JSON)
 * ``verdicts``     (both audio sha256s, dimension, order, vote, judge model, prompt version)
@@ -11,27 +11,57 @@ version of the component that produced the value):
 
 Every ``put`` commits at once, so whatever finished before a SIGKILL is on disk. Values never
 contain API keys: callers store results, not requests.
+
+The cache trusts nothing it reads back. Every row carries ``sha256`` (of the stored bytes: a
+clip's audio, or a record's canonical JSON) and ``digest`` (sha256 over table, key, meta and
+that sha256, so a row moved to another key or with edited meta fails too); both are checked
+on every read. A row that fails is a miss — counted in :attr:`Cache.corrupt`, logged once per
+table at WARNING, never used — and the recomputed value overwrites it. The file carries a
+marker table (``vocencebench_cache``: kind and layout version); a SQLite file without it is
+not ours and is refused without a byte written into it. Every SQLite failure (damaged file,
+read-only file, full disk, lock held too long) becomes a one-line :class:`CacheError` naming
+the file and what to do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .errors import CacheError
 from .schema import dumps_canonical
 
-__all__ = ["CACHE_SCHEMA", "TABLES", "Cache", "NullCache", "cache_key"]
+__all__ = [
+    "CACHE_KIND",
+    "CACHE_SCHEMA",
+    "TABLES",
+    "Cache",
+    "CacheCheck",
+    "NullCache",
+    "cache_key",
+    "check_cache",
+]
+
+log = logging.getLogger(__name__)
 
 #: Bumped when the layout of the cache changes; an older file is refused, not misread.
-CACHE_SCHEMA = 1
+#: Layout 2 added the marker table and per-row ``sha256`` and ``digest``.
+CACHE_SCHEMA = 2
+#: What the marker table says a vocencebench cache is.
+CACHE_KIND = "vocencebench-cache"
 TABLES = ("clips", "probes", "transcripts", "verdicts")
+_MARKER = "vocencebench_cache"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:
@@ -39,68 +69,238 @@ def cache_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps_canonical(dict(parts)).encode("utf-8")).hexdigest()
 
 
-class Cache:
-    """A SQLite-backed store of finished units of work (thread-safe within one process)."""
+def _seal(table: str, key: str, meta: str, sha: str) -> str:
+    h = hashlib.sha256()
+    for part in (table, key, meta, sha):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _explain(path: Path, doing: str, exc: BaseException) -> str:
+    """One line: what failed on which file, and what to do about it."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    why = _one_line(exc)
+    if name.startswith("SQLITE_READONLY"):
+        return (f"cache {path} is read-only and {doing} needs to write to it; make the file "
+                "and its folder writable, pass another --cache PATH, or use --no-cache")
+    if name.startswith("SQLITE_FULL") or "disk is full" in why:
+        return (f"cache {path}: the disk is full ({doing}); free some space, pass a --cache "
+                "PATH on another disk, or use --no-cache")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return (f"cache {path} is locked by another process ({doing}); wait for the other run "
+                "that uses it to finish, or pass another --cache PATH")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return (f"cache {path} is damaged ({why}); delete it (its finished work is then "
+                f"redone) or pass another --cache PATH; `vocencebench cache check {path}` "
+                "shows the damage")
+    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+        return (f"cannot open cache {path} ({why}); check that its folder exists and can be "
+                "written, or pass another --cache PATH")
+    if name.startswith("SQLITE_IOERR"):
+        return (f"cache {path}: I/O error while {doing} ({why}); check the disk, or pass "
+                "another --cache PATH")
+    return (f"cache {path}: {doing} failed ({why}); pass another --cache PATH, or use "
+            "--no-cache")
+
+
+class Cache:
+    """A SQLite-backed store of finished units of work (thread-safe within one process).
+
+    ``readonly`` opens the file without ever writing (``vocencebench cache check``); a
+    ``put`` then raises CacheError. ``timeout`` is how long (seconds) to wait for another
+    process's write lock. Counters per table: :attr:`hits`, :attr:`misses` and
+    :attr:`corrupt` (rows that failed their digest check; each is also a miss).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False,
+                 timeout: float = 30.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        self._timeout = timeout
         self._lock = threading.Lock()
         self.hits = dict.fromkeys(TABLES, 0)
         self.misses = dict.fromkeys(TABLES, 0)
+        self.corrupt = dict.fromkeys(TABLES, 0)
+        self._warned: set[str] = set()
+        self._db: sqlite3.Connection | None = None
+        self._db = self._open()
+
+    # ------------------------------------------------------------------ opening
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
         try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-            row = self._db.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(CACHE_SCHEMA),))
-            elif row[0] != str(CACHE_SCHEMA):
+            yield
+        except sqlite3.Error as exc:
+            raise CacheError(_explain(self.path, doing, exc)) from exc
+
+    def _connect(self, *, readonly: bool) -> sqlite3.Connection:
+        if readonly:
+            uri = f"file:{quote(str(self.path.absolute()))}?mode=ro"
+            return sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                   timeout=self._timeout)
+        db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=self._timeout)
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(len(_SQLITE_MAGIC))
+        except FileNotFoundError:
+            head = b""
+        except OSError as exc:
+            raise CacheError(f"cannot read cache {self.path}: {exc.strerror or exc}; pass "
+                             "another --cache PATH") from exc
+        if head and head != _SQLITE_MAGIC:
+            raise CacheError(f"{self.path} is not a SQLite database, so not a vocencebench "
+                             "cache; refusing to write into it: pass another --cache PATH")
+        if not head and self.readonly:
+            raise CacheError(f"no cache at {self.path}")
+        empty = True
+        if head:  # an existing database: look (read-only) before touching anything
+            with self._errors("opening"):
+                probe = self._connect(readonly=True)
+                try:
+                    empty = not self._identify(probe)
+                finally:
+                    probe.close()
+        if not empty:
+            with self._errors("opening"):
+                return self._connect(readonly=self.readonly)
+        if self.readonly:
+            raise CacheError(f"{self.path} is an empty database, not a vocencebench cache")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"cannot create the folder of cache {self.path}: "
+                             f"{exc.strerror or exc}; pass another --cache PATH") from exc
+        with self._errors("creating the cache"):
+            db = self._connect(readonly=False)
+            try:
+                self._create(db)
+            except BaseException:
+                db.close()
+                raise
+            return db
+
+    def _identify(self, db: sqlite3.Connection) -> bool:
+        """True for a vocencebench cache of our layout, False for an empty database; refuse
+        anything else."""
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            return False  # nothing to lose: it becomes ours in _create
+        if _MARKER not in tables:
+            if "meta" in tables and set(TABLES) <= tables:
                 raise CacheError(
-                    f"cache {self.path} has layout {row[0]}, this vocencebench uses "
-                    f"{CACHE_SCHEMA}; pass another --cache PATH or delete the file"
-                )
-            for t in TABLES:
-                self._db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {t} (key TEXT PRIMARY KEY, meta TEXT, "
-                    "data BLOB)"
-                )
-            self._db.commit()
-        except sqlite3.DatabaseError as exc:
+                    f"cache {self.path} was written by an older vocencebench (layout 1); "
+                    f"this one uses layout {CACHE_SCHEMA}: delete the file (its finished work "
+                    "is then redone) or pass another --cache PATH")
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
             raise CacheError(
-                f"cannot open cache {self.path}: {exc}; pass another --cache PATH, "
-                "or --no-cache"
-            ) from exc
+                f"{self.path} is a SQLite database that is not a vocencebench cache (tables: "
+                f"{shown}); refusing to write into it: pass another --cache PATH")
+        marker = dict(db.execute(f"SELECT k, v FROM {_MARKER}").fetchall())
+        if marker.get("kind") != CACHE_KIND:
+            raise CacheError(f"{self.path} is not a vocencebench cache (kind "
+                             f"{marker.get('kind')!r}); pass another --cache PATH")
+        if marker.get("schema") != str(CACHE_SCHEMA):
+            raise CacheError(
+                f"cache {self.path} has layout {marker.get('schema')}, this vocencebench uses "
+                f"{CACHE_SCHEMA}; delete the file (its finished work is then redone) or pass "
+                "another --cache PATH")
+        missing = [t for t in TABLES if t not in tables]
+        if missing:
+            raise CacheError(f"cache {self.path} lacks table(s) {', '.join(missing)}; it is "
+                             "damaged: delete it or pass another --cache PATH")
+        return True
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("BEGIN IMMEDIATE")
+        # Another process may have created it between our look and this lock.
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables:
+            db.rollback()
+            self._identify(db)
+            return
+        db.execute(f"CREATE TABLE {_MARKER} (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+        from . import __version__
+
+        db.executemany(f"INSERT INTO {_MARKER} VALUES (?, ?)", [
+            ("kind", CACHE_KIND), ("schema", str(CACHE_SCHEMA)), ("created_by", __version__)])
+        for t in TABLES:
+            db.execute(f"CREATE TABLE {t} (key TEXT PRIMARY KEY, meta TEXT NOT NULL, "
+                       "data BLOB NOT NULL, sha256 TEXT NOT NULL, digest TEXT NOT NULL)")
+        db.commit()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise CacheError(f"cache {self.path} is closed")
+        return self._db
+
+    # ------------------------------------------------------------------ reading, writing
 
     def _check(self, table: str) -> None:
         if table not in TABLES:
             raise CacheError(f"unknown cache table {table!r}; tables: {', '.join(TABLES)}")
 
+    def _bad_row(self, table: str) -> None:
+        self.corrupt[table] += 1
+        if table not in self._warned:
+            self._warned.add(table)
+            log.warning("cache %s: a stored %s entry failed its digest check; it was ignored "
+                        "and is recomputed (further ones are counted, not logged); "
+                        "`vocencebench cache check %s` lists them", self.path, table,
+                        self.path)
+
     def get_bytes(self, table: str, key: str) -> tuple[bytes, dict[str, Any]] | None:
-        """The stored (data, meta) for ``key``, or None."""
+        """The stored (data, meta) for ``key``, or None (absent, or failed its digests)."""
         self._check(table)
-        with self._lock:
-            row = self._db.execute(
-                f"SELECT data, meta FROM {table} WHERE key=?", (key,)
+        with self._lock, self._errors(f"reading {table}"):
+            row = self._conn().execute(
+                f"SELECT data, meta, sha256, digest FROM {table} WHERE key=?", (key,)
             ).fetchone()
         if row is None:
             self.misses[table] += 1
             return None
+        meta = _verified(table, key, row)
+        if meta is None:
+            self._bad_row(table)
+            self.misses[table] += 1
+            return None
         self.hits[table] += 1
-        return bytes(row[0]), json.loads(row[1])
+        return bytes(row[0]), meta
 
     def put_bytes(
         self, table: str, key: str, data: bytes, meta: Mapping[str, Any] | None = None
     ) -> None:
-        """Store and commit at once."""
+        """Store (replacing any row under ``key``, a corrupt one included) and commit."""
         self._check(table)
-        with self._lock:
-            self._db.execute(
-                f"INSERT OR REPLACE INTO {table} (key, meta, data) VALUES (?, ?, ?)",
-                (key, dumps_canonical(dict(meta or {})), sqlite3.Binary(data)),
-            )
-            self._db.commit()
+        if self.readonly:
+            raise CacheError(f"cache {self.path} was opened read-only; storing needs a "
+                             "writable cache")
+        meta_text = dumps_canonical(dict(meta or {}))
+        sha = hashlib.sha256(data).hexdigest()
+        with self._lock, self._errors(f"storing into {table}"):
+            db = self._conn()
+            try:
+                db.execute(
+                    f"INSERT OR REPLACE INTO {table} (key, meta, data, sha256, digest) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (key, meta_text, sqlite3.Binary(data), sha, _seal(table, key, meta_text,
+                                                                       sha)),
+                )
+                db.commit()
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.rollback()
+                raise
 
     def get_json(self, table: str, key: str) -> Any:
         """The stored JSON value for ``key``, or None."""
@@ -108,18 +308,33 @@ class Cache:
         return None if hit is None else json.loads(hit[0].decode("utf-8"))
 
     def put_json(self, table: str, key: str, value: Any) -> None:
-        """Store a JSON-ready value and commit at once."""
+        """Store a JSON-ready value (its canonical bytes) and commit at once."""
         self.put_bytes(table, key, dumps_canonical(value).encode("utf-8"))
+
+    def delete(self, table: str, key: str) -> bool:
+        """Remove the row under ``key``; True if there was one."""
+        self._check(table)
+        if self.readonly:
+            raise CacheError(f"cache {self.path} was opened read-only; deleting needs a "
+                             "writable cache")
+        with self._lock, self._errors(f"deleting from {table}"):
+            db = self._conn()
+            cur = db.execute(f"DELETE FROM {table} WHERE key=?", (key,))
+            db.commit()
+            return cur.rowcount > 0
 
     def count(self, table: str) -> int:
         """Rows in ``table``."""
         self._check(table)
-        with self._lock:
-            return int(self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        with self._lock, self._errors(f"counting {table}"):
+            return int(self._conn().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.close()
+                self._db = None
 
     def __enter__(self) -> Cache:
         return self
@@ -131,13 +346,32 @@ class Cache:
         return f"Cache({str(self.path)!r})"
 
 
+def _verified(table: str, key: str, row: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The row's meta when its data and seal match their digests, else None."""
+    data, meta_text, sha, digest = row
+    if not isinstance(data, bytes | memoryview) or not isinstance(meta_text, str):
+        return None
+    if hashlib.sha256(bytes(data)).hexdigest() != sha:
+        return None
+    if not isinstance(sha, str) or _seal(table, key, meta_text, sha) != digest:
+        return None
+    try:
+        meta = json.loads(meta_text)
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
 class NullCache(Cache):
     """A cache that stores nothing (``--no-cache``)."""
 
     def __init__(self) -> None:
         self.path = Path(os.devnull)
+        self.readonly = False
         self.hits = dict.fromkeys(TABLES, 0)
         self.misses = dict.fromkeys(TABLES, 0)
+        self.corrupt = dict.fromkeys(TABLES, 0)
+        self._db = None
 
     def get_bytes(self, table: str, key: str) -> tuple[bytes, dict[str, Any]] | None:
         self._check(table)
@@ -149,6 +383,10 @@ class NullCache(Cache):
     ) -> None:
         self._check(table)
 
+    def delete(self, table: str, key: str) -> bool:
+        self._check(table)
+        return False
+
     def count(self, table: str) -> int:
         return 0
 
@@ -157,3 +395,65 @@ class NullCache(Cache):
 
     def __repr__(self) -> str:
         return "NullCache()"
+
+
+# --------------------------------------------------------------------------- cache check
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """What ``vocencebench cache check`` found: SQLite's ``integrity_check`` lines (``("ok",)``
+    when sound), rows per table, rows that failed their digests and the first of their keys."""
+
+    path: Path
+    integrity: tuple[str, ...]
+    rows: dict[str, int]
+    bad: dict[str, int]
+    bad_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    deleted: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.integrity == ("ok",) and not any(self.bad.values())
+
+    def lines(self) -> list[str]:
+        out = [f"cache {self.path}: {CACHE_KIND}, layout {CACHE_SCHEMA}",
+               f"integrity_check: {'; '.join(self.integrity[:5])}"
+               + (f" (+{len(self.integrity) - 5} more)" if len(self.integrity) > 5 else "")]
+        for t in TABLES:
+            line = f"{t}: {self.rows.get(t, 0)} rows, {self.bad.get(t, 0)} failed their digests"
+            if self.bad_keys.get(t):
+                line += " (e.g. " + ", ".join(k[:16] for k in self.bad_keys[t]) + ")"
+            out.append(line)
+        return out
+
+
+def check_cache(path: str | os.PathLike[str], *, delete_bad: bool = False) -> CacheCheck:
+    """``PRAGMA integrity_check`` plus our digest check of every row, read-only unless
+    ``delete_bad`` (which removes the rows that fail). Raises CacheError when the file is
+    missing, not ours, of another layout or too damaged to read."""
+    cache = Cache(path, readonly=not delete_bad)
+    try:
+        db = cache._conn()
+        with cache._errors("checking integrity"):
+            integrity = tuple(_one_line(r[0]) for r in db.execute("PRAGMA integrity_check"))
+        rows: dict[str, int] = {}
+        bad: dict[str, int] = {}
+        bad_keys: dict[str, tuple[str, ...]] = {}
+        doomed: list[tuple[str, str]] = []
+        for t in TABLES:
+            n = nbad = 0
+            keys: list[str] = []
+            with cache._errors(f"reading {t}"):
+                for row in db.execute(f"SELECT key, data, meta, sha256, digest FROM {t}"):
+                    n += 1
+                    if _verified(t, str(row[0]), tuple(row[1:])) is None:
+                        nbad += 1
+                        doomed.append((t, str(row[0])))
+                        if len(keys) < 3:
+                            keys.append(str(row[0]))
+            rows[t], bad[t], bad_keys[t] = n, nbad, tuple(keys)
+        deleted = sum(cache.delete(t, k) for t, k in doomed) if delete_bad else 0
+        return CacheCheck(Path(path), integrity, rows, bad, bad_keys, deleted)
+    finally:
+        cache.close()
