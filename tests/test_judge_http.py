@@ -39,6 +39,7 @@ LOCAL_MODEL = "Qwen/Qwen2.5-Omni-7B"
 
 def make_backend(api: str, server: FakeJudgeServer, **kw: Any) -> Any:
     kw.setdefault("sleep", lambda s: None)
+    kw.setdefault("jitter", 0.0)  # exact backoff steps (the jitter has its own test)
     if api == "gemini":
         return GeminiBackend(GEMINI_MODEL, KEY, base_url=server.url, **kw)
     return OpenAIChatBackend(server.url + "/v1", LOCAL_MODEL, KEY, **kw)
@@ -169,9 +170,11 @@ def test_always_invalid_is_a_failure_not_a_score(api: str) -> None:
 
 
 def test_gemini_empty_candidate_is_retried() -> None:
-    blocked = {"candidates": [{"finishReason": "SAFETY"}],
-               "usageMetadata": {"promptTokenCount": 900, "candidatesTokenCount": 0}}
-    replies = [Reply(body=blocked), Reply(json.dumps(answer("A", 2, 1)))]
+    # An empty answer that stopped normally may differ next time; SAFETY/MAX_TOKENS may not
+    # (test_judge_faults.py).
+    empty = {"candidates": [{"finishReason": "STOP", "content": {"parts": []}}],
+             "usageMetadata": {"promptTokenCount": 900, "candidatesTokenCount": 0}}
+    replies = [Reply(body=empty), Reply(json.dumps(answer("A", 2, 1)))]
     with FakeJudgeServer("gemini", lambda c: replies[c.index]) as srv, \
             make_judge("gemini", srv) as judge:
         v = compare(judge, consistent=False)

@@ -1,6 +1,7 @@
 """The audio-LLM judge: rubric prompts, order swap, vote@k, backends, usage and cost.
 
-``Judge`` (factories ``Judge.gemini`` and ``Judge.local``) turns a pair of clips into a
+``Judge`` (factories ``Judge.gemini``, ``Judge.local`` and ``Judge.from_spec``, all configured
+by one :class:`BackendOptions`) turns a pair of clips into a
 :class:`~vocencebench.schema.Verdict`; backends implement the one-method
 :class:`JudgeBackend` protocol. See ``docs/judge.md``.
 """
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 from ._backends import (
     AUDIO_TOKENS_PER_SECOND,
+    DEFAULT_GEMINI_BASE_URL,
+    GEMINI_BASE_URL_ENV,
     PRICES,
     PRICES_AS_OF,
     AsyncJudgeBackend,
     AudioInput,
+    BackendOptions,
     CallUsage,
     GeminiBackend,
     JudgeBackend,
@@ -21,6 +25,7 @@ from ._backends import (
     OpenAIChatBackend,
     Price,
     ScriptedBackend,
+    UnretryableAnswerError,
     Usage,
     wav_duration_s,
 )
@@ -39,12 +44,15 @@ from ._judge import (
 
 __all__ = [
     "AUDIO_TOKENS_PER_SECOND",
+    "DEFAULT_GEMINI_BASE_URL",
     "DEFAULT_GEMINI_MODEL",
+    "GEMINI_BASE_URL_ENV",
     "ORDERS",
     "PRICES",
     "PRICES_AS_OF",
     "AsyncJudgeBackend",
     "AudioInput",
+    "BackendOptions",
     "CallUsage",
     "DimensionJudgement",
     "GeminiBackend",
@@ -58,6 +66,7 @@ __all__ = [
     "ScriptedBackend",
     "SingleJudgement",
     "TableVerdictCache",
+    "UnretryableAnswerError",
     "Usage",
     "VerdictCache",
     "aggregate",

@@ -12,14 +12,22 @@ both orders × ``votes`` units and aggregates them (:func:`aggregate`):
 * ``score_a`` / ``score_b``: exact (``math.fsum``) means over every order and vote, 0–3.
 
 An invalid answer is re-asked up to ``max_invalid_retries`` times, then the unit fails with
-:class:`~vocencebench.errors.JudgeResponseError` — no score is ever made up. With a
+:class:`~vocencebench.errors.JudgeResponseError` — no score is ever made up. An answer that a
+retry cannot change (:class:`~vocencebench.judge.UnretryableAnswerError`: output-token cap,
+safety block, refusal) fails the unit at once, without a second paid call. With a
 :class:`VerdictCache` attached, every finished unit is stored under
 :func:`verdict_cache_key` before the next starts, so no paid call is repeated on resume.
+
+Clips are given as encoded bytes in any format :func:`vocencebench.audio.load_audio` decodes
+(WAV, FLAC, OGG, MP3) or as :class:`vocencebench.audio.Clip`; the judge always sends 16-bit
+PCM WAV (:meth:`Clip.judge_wav`: the original bytes when they already are, else one
+conversion) and keys its cache by the sha256 of the clip as given.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import logging
 import math
@@ -29,10 +37,9 @@ import weakref
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-import httpx
-
+from ..audio import Clip
 from ..errors import (
     AudioError,
     ConfigError,
@@ -50,16 +57,17 @@ from ..prompts import (
     parse_answer,
     parse_combined_answer,
 )
+from ..redact import safe_url
 from ..schema import Verdict, dumps_canonical
 from ..traits import TRAITS, TraitRegistry
 from ._backends import (
     AsyncJudgeBackend,
     AudioInput,
+    BackendOptions,
     GeminiBackend,
     JudgeBackend,
     JudgeRequest,
     OpenAIChatBackend,
-    Price,
 )
 
 __all__ = [
@@ -310,40 +318,88 @@ def aggregate(
 # ---------------------------------------------------------------------------- the judge
 
 
-def _as_bytes(audio: Any, name: str) -> bytes:
+#: What the judge accepts as a clip: encoded bytes (WAV, FLAC, OGG, MP3, ...) or a Clip.
+AudioLike = bytes | bytearray | memoryview | Clip
+
+#: Keywords of the factories that configure the :class:`Judge` itself (the rest configure the
+#: backend: :class:`BackendOptions` fields, or the test hooks below).
+_JUDGE_KEYWORDS = ("registry", "max_invalid_retries", "max_concurrency", "temperature",
+                   "cache", "validate_audio")
+_HOOK_KEYWORDS = ("transport", "async_transport", "sleep", "async_sleep", "rand")
+
+
+class _Sent(NamedTuple):
+    """One clip as the judge sends it: the digest of the clip as given, and the WAV bytes."""
+
+    sha256: str
+    wav: bytes
+
+
+def _as_clip(audio: Any, name: str) -> Clip:
+    if isinstance(audio, Clip):
+        return audio
     if isinstance(audio, bytes | bytearray | memoryview):
         data = bytes(audio)
     else:
         wav = getattr(audio, "wav", None)
         if not isinstance(wav, bytes):
-            raise ConfigError(f"{name} must be WAV bytes, got {type(audio).__name__}")
+            raise ConfigError(f"{name} must be audio bytes or a Clip, got {type(audio).__name__}")
         data = wav
     if not data:
-        raise AudioError(f"{name}: empty audio (0 bytes); the judge needs WAV bytes")
-    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        raise AudioError(f"{name}: not a WAV file (no RIFF/WAVE header); convert it to WAV")
-    return data
+        raise AudioError(f"{name}: empty audio (0 bytes); the system returned no data")
+    return Clip(data, name=name)
+
+
+def _is_wav(data: bytes) -> bool:
+    return data[:4] == b"RIFF" and data[8:12] == b"WAVE"
 
 
 _warned_no_decoder = False
 
 
-def _validate_audio(data: bytes, name: str) -> None:
-    """Run the shared audio validator (decode, length, silence ...) when it can run.
+def _for_judge(clip: Clip, validate: bool) -> _Sent:
+    """The bytes to send for ``clip``: validated (when ``validate``) and 16-bit PCM WAV.
 
-    Without the decoder (the core install lacks soundfile) the judge still sends the WAV
-    bytes, after the header check in :func:`_as_bytes`, and says so once in the log.
+    Without the decoder (the core install lacks soundfile) a WAV clip is still sent as it is,
+    unvalidated, and the log says so once; any other format needs the decoder.
     """
     global _warned_no_decoder
+    if not validate and _is_wav(clip.data):
+        return _Sent(clip.sha256, clip.data)
     try:
-        from ..audio import load_audio
-
-        load_audio(data, name=name)
-    except (ImportError, MissingDependencyError) as exc:
+        return _Sent(clip.sha256, clip.judge_wav())
+    except MissingDependencyError as exc:
+        if not _is_wav(clip.data):
+            raise MissingDependencyError("sending non-WAV audio to the judge", "probes",
+                                         package="soundfile") from exc
         if not _warned_no_decoder:
             _warned_no_decoder = True
             log.warning("judge: clips are sent unvalidated (%s); install "
                         '"vocencebench[probes]" to check them before paying for a call', exc)
+        return _Sent(clip.sha256, clip.data)
+
+
+def _key_from_env(name: str | None) -> str | None:
+    if not name:
+        return None
+    key = os.environ.get(name)
+    if not key:
+        raise ConfigError(f"environment variable {name} is not set or empty")
+    return key
+
+
+def _split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
+                                                       dict[str, Any]]:
+    """(Judge keywords, test hooks, BackendOptions fields) from a factory's ``**settings``."""
+    judge = {k: settings.pop(k) for k in _JUDGE_KEYWORDS if k in settings}
+    hooks = {k: settings.pop(k) for k in _HOOK_KEYWORDS if k in settings}
+    unknown = sorted(set(settings) - set(BackendOptions.names()))
+    if unknown:
+        raise ConfigError(
+            f"unknown judge option(s) {', '.join(unknown)}; backend options: "
+            f"{', '.join(BackendOptions.names())}; judge options: {', '.join(_JUDGE_KEYWORDS)}"
+        )
+    return judge, hooks, settings
 
 
 class Judge:
@@ -390,90 +446,80 @@ class Judge:
     @classmethod
     def gemini(
         cls,
-        model: str = DEFAULT_GEMINI_MODEL,
+        model: str | None = None,
         api_key: str | None = None,
         *,
-        base_url: str = "https://generativelanguage.googleapis.com",
-        prices: Mapping[str, Price] | None = None,
-        spend_cap_usd: float | None = None,
-        thinking_budget: int | None = None,
-        thinking_level: str | None = None,
-        schema_field: str = "responseJsonSchema",
-        timeout_s: float = 180.0,
-        max_retries: int = 5,
-        transport: httpx.BaseTransport | None = None,
-        requests_per_minute: float | None = None,
-        **judge_options: Any,
+        options: BackendOptions | None = None,
+        **settings: Any,
     ) -> Judge:
-        """A judge on Gemini. The key comes from ``api_key`` or the environment
-        (``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``); ``spend_cap_usd`` stops before the
-        next call could cross that many dollars; ``requests_per_minute`` spaces requests
-        (a client-side rate limit); other options go to :class:`Judge`."""
-        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        """A judge on Gemini (model default :data:`DEFAULT_GEMINI_MODEL`).
+
+        The key comes from ``api_key``, else the variable named by ``options.api_key_env``,
+        else ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``. Backend options come from
+        ``options`` (a :class:`BackendOptions`) and/or keywords naming its fields
+        (``max_output_tokens=800``, ``base_url=``, ``spend_cap_usd=``,
+        ``requests_per_minute=``, ``price=``, ...); the keywords ``registry``,
+        ``max_invalid_retries``, ``max_concurrency``, ``temperature``, ``cache`` and
+        ``validate_audio`` go to :class:`Judge`. An unknown keyword is a ConfigError.
+        """
+        judge_kw, hooks, backend_kw = _split_settings(settings)
+        opts = BackendOptions.build(options, **backend_kw)
+        key = (api_key or _key_from_env(opts.api_key_env) or os.environ.get("GEMINI_API_KEY")
+               or os.environ.get("GOOGLE_API_KEY"))
         if not key:
             raise ConfigError(
                 "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, "
-                "or pass api_key="
+                "pass --judge-key-env NAME, or pass api_key="
             )
-        backend = GeminiBackend(
-            model, key, base_url=base_url, prices=prices, spend_cap_usd=spend_cap_usd,
-            thinking_budget=thinking_budget, thinking_level=thinking_level,
-            schema_field=schema_field, timeout_s=timeout_s, max_retries=max_retries,
-            transport=transport,
-        )
-        backend.set_rate_limit(requests_per_minute)
-        return cls(backend, **judge_options)
+        backend = GeminiBackend(model or opts.model or DEFAULT_GEMINI_MODEL, key, options=opts,
+                                **hooks)
+        return cls(backend, **judge_kw)
 
     @classmethod
     def local(
         cls,
-        base_url: str,
-        model: str,
+        base_url: str | None = None,
+        model: str | None = None,
         api_key: str | None = None,
         *,
-        price: Price | None = None,
-        spend_cap_usd: float | None = None,
-        send_schema: bool = True,
-        timeout_s: float = 180.0,
-        max_retries: int = 5,
-        transport: httpx.BaseTransport | None = None,
-        requests_per_minute: float | None = None,
-        **judge_options: Any,
+        options: BackendOptions | None = None,
+        **settings: Any,
     ) -> Judge:
         """A judge on an OpenAI-compatible chat-completions server with audio input
-        (e.g. ``vllm serve Qwen/Qwen2.5-Omni-7B``); ``requests_per_minute`` spaces requests;
-        other options go to :class:`Judge`."""
-        backend = OpenAIChatBackend(
-            base_url, model, api_key, price=price, spend_cap_usd=spend_cap_usd,
-            send_schema=send_schema, timeout_s=timeout_s, max_retries=max_retries,
-            transport=transport,
-        )
-        backend.set_rate_limit(requests_per_minute)
-        return cls(backend, **judge_options)
+        (e.g. ``vllm serve Qwen/Qwen2.5-Omni-7B --limit-mm-per-prompt '{"audio": 2}'``).
+
+        ``base_url`` and ``model`` may also come from ``options``; the key from ``api_key`` or
+        the variable named by ``options.api_key_env`` (none by default). Other keywords as in
+        :meth:`gemini`.
+        """
+        judge_kw, hooks, backend_kw = _split_settings(settings)
+        opts = BackendOptions.build(options, **backend_kw)
+        key = api_key or _key_from_env(opts.api_key_env)
+        backend = OpenAIChatBackend(base_url, model, key, options=opts, **hooks)
+        return cls(backend, **judge_kw)
 
     @classmethod
     def from_spec(cls, spec: str, *, api_key_env: str | None = None,
-                  **judge_options: Any) -> Judge:
+                  options: BackendOptions | None = None, **settings: Any) -> Judge:
         """A judge from a command-line spec: ``gemini``, ``gemini:MODEL`` or
         ``local:URL#MODEL``. ``api_key_env`` names an environment variable holding the key
-        (default: GEMINI_API_KEY/GOOGLE_API_KEY for Gemini, none for a local server)."""
-        key = None
-        if api_key_env:
-            key = os.environ.get(api_key_env)
-            if not key:
-                raise ConfigError(f"environment variable {api_key_env} is not set or empty")
+        (default: GEMINI_API_KEY/GOOGLE_API_KEY for Gemini, none for a local server); other
+        keywords as in :meth:`gemini`."""
+        if api_key_env is not None:
+            settings["api_key_env"] = api_key_env
         kind, _, rest = spec.partition(":")
         if kind == "gemini":
-            return cls.gemini(rest or DEFAULT_GEMINI_MODEL, key, **judge_options)
+            return cls.gemini(rest or None, options=options, **settings)
         if kind == "local":
             url, _, model = rest.partition("#")
             if not url or not model:
                 raise ConfigError(
                     f"expected local:URL#MODEL (e.g. local:http://localhost:8003#"
-                    f"Qwen/Qwen2.5-Omni-7B), got {spec!r}"
+                    f"Qwen/Qwen2.5-Omni-7B), got {safe_url(spec)!r}"
                 )
-            return cls.local(url, model, key, **judge_options)
-        raise ConfigError(f"unknown judge {spec!r}; use gemini, gemini:MODEL or local:URL#MODEL")
+            return cls.local(url, model, options=options, **settings)
+        raise ConfigError(
+            f"unknown judge {safe_url(spec)!r}; use gemini, gemini:MODEL or local:URL#MODEL")
 
     # -- properties and plumbing
     @property
@@ -495,6 +541,22 @@ class Judge:
             self.cache = cache
         else:
             raise ConfigError(f"{cache!r} is not a verdict cache (needs get/put)")
+
+    def with_cache(self, cache: VerdictCache | Any | None) -> Judge:
+        """A new judge with the same backend and settings but its own ``cache`` (a
+        :class:`VerdictCache`, a store with ``get_json``/``put_json``, or None).
+
+        The caller's judge is left as it was: a pipeline run attaches its run cache to the
+        copy, so closing that cache never breaks the caller's judge. The copies share the
+        backend, hence its usage totals, rate limit, spend cap and connection pool (closing
+        any copy closes the pool; the next call opens a new one).
+        """
+        twin = copy.copy(self)
+        twin.cache = None
+        twin._sems = weakref.WeakKeyDictionary()
+        if cache is not None:
+            twin.attach_cache(cache)
+        return twin
 
     def close(self) -> None:
         """Close the backend's connections (if it has any)."""
@@ -521,15 +583,13 @@ class Judge:
         return build_combined_prompt(text=text, instruction=instruction, dimensions=dimension,
                                      category=category, registry=self.registry)
 
-    def _clips(self, audio_a: Any, audio_b: Any) -> tuple[bytes, bytes]:
-        a, b = _as_bytes(audio_a, "audio_a"), _as_bytes(audio_b, "audio_b")
-        if self.validate_audio:
-            _validate_audio(a, "audio_a")
-            _validate_audio(b, "audio_b")
-        return a, b
+    def _clips(self, audio_a: Any, audio_b: Any) -> tuple[_Sent, _Sent]:
+        a, b = _as_clip(audio_a, "audio_a"), _as_clip(audio_b, "audio_b")
+        return _for_judge(a, self.validate_audio), _for_judge(b, self.validate_audio)
 
-    def _request(self, prompt: Prompt, a: bytes, b: bytes, order: str, vote: int) -> JudgeRequest:
-        first, second = (a, b) if order == "ab" else (b, a)
+    def _request(self, prompt: Prompt, a: _Sent, b: _Sent, order: str,
+                 vote: int) -> JudgeRequest:
+        first, second = (a.wav, b.wav) if order == "ab" else (b.wav, a.wav)
         parts: list[str | AudioInput] = []
         for p in prompt.parts:
             if isinstance(p, AudioSlot):
@@ -540,10 +600,10 @@ class Judge:
                             schema_name=prompt.schema_name, temperature=self.temperature,
                             seed=vote)
 
-    def _key(self, prompt: Prompt, a: bytes, b: bytes, order: str, vote: int) -> str:
+    def _key(self, prompt: Prompt, a: _Sent, b: _Sent, order: str, vote: int) -> str:
         return verdict_cache_key(
-            clip_a_sha256=hashlib.sha256(a).hexdigest(),
-            clip_b_sha256=hashlib.sha256(b).hexdigest(),
+            clip_a_sha256=a.sha256,
+            clip_b_sha256=b.sha256,
             dimensions=prompt.dimensions, order=order, vote=vote, model=self.model,
             prompt_version=prompt.version, prompt_sha256=prompt.sha256,
             temperature=self.temperature,
@@ -585,8 +645,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimension: str | Sequence[str] = "tone",
         order: str = "ab",
         vote: int = 0,
@@ -598,7 +658,7 @@ class Judge:
         a, b = self._clips(audio_a, audio_b)
         return self._once(text, instruction, a, b, dimension, order, vote, category)
 
-    def _once(self, text: str, instruction: str, a: bytes, b: bytes,
+    def _once(self, text: str, instruction: str, a: _Sent, b: _Sent,
               dimension: str | Sequence[str], order: str, vote: int,
               category: str | None) -> SingleJudgement:
         o = self._check_unit(order, vote)
@@ -612,6 +672,8 @@ class Judge:
             try:
                 reply = self.backend.complete(request)
             except JudgeResponseError as exc:
+                if not getattr(exc, "retryable", True):
+                    raise  # a retry cannot change it: fail the unit without another call
                 last = exc
                 self._rejected(exc, attempt, from_parser=False)
                 continue
@@ -644,8 +706,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimension: str | Sequence[str] = "tone",
         order: str = "ab",
         vote: int = 0,
@@ -655,7 +717,7 @@ class Judge:
         a, b = self._clips(audio_a, audio_b)
         return await self._aonce(text, instruction, a, b, dimension, order, vote, category)
 
-    async def _aonce(self, text: str, instruction: str, a: bytes, b: bytes,
+    async def _aonce(self, text: str, instruction: str, a: _Sent, b: _Sent,
                      dimension: str | Sequence[str], order: str, vote: int,
                      category: str | None) -> SingleJudgement:
         o = self._check_unit(order, vote)
@@ -673,6 +735,8 @@ class Judge:
                     else:
                         reply = await asyncio.to_thread(self.backend.complete, request)
             except JudgeResponseError as exc:
+                if not getattr(exc, "retryable", True):
+                    raise  # a retry cannot change it: fail the unit without another call
                 last = exc
                 self._rejected(exc, attempt, from_parser=False)
                 continue
@@ -706,8 +770,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimension: str = "tone",
         consistent: bool = True,
         votes: int = 1,
@@ -734,8 +798,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimension: str = "tone",
         consistent: bool = True,
         votes: int = 1,
@@ -756,8 +820,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimensions: Sequence[str] | None = None,
         all_at_once: bool = True,
         consistent: bool = True,
@@ -787,8 +851,8 @@ class Judge:
         *,
         text: str,
         instruction: str,
-        audio_a: bytes,
-        audio_b: bytes,
+        audio_a: AudioLike,
+        audio_b: AudioLike,
         dimensions: Sequence[str] | None = None,
         all_at_once: bool = True,
         consistent: bool = True,
