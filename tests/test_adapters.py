@@ -19,7 +19,7 @@ from vocencebench.adapters import (
     synthesize_item,
     system_id,
 )
-from vocencebench.errors import ConfigError, SynthesisError
+from vocencebench.errors import ConfigError, ServiceError, SynthesisError
 from vocencebench.schema import Item
 
 ITEM = Item("vb-00001", "a calm voice", "Hello there.", {}, 0)
@@ -136,7 +136,8 @@ def test_openai_speech_adapter_against_local_server() -> None:
     t.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        ad = OpenAISpeechAdapter(url, "gpt-4o-mini-tts", "alloy", api_key="sk-secret-123")
+        ad = OpenAISpeechAdapter(url, "gpt-4o-mini-tts", "alloy", api_key="sk-secret-123",
+                                 max_retries=1, sleep=lambda s: None)
         wav = ad("Hello there.", "a calm elderly voice")
         assert wav[:4] == b"RIFF"
         req = _SpeechHandler.requests[-1]
@@ -146,8 +147,11 @@ def test_openai_speech_adapter_against_local_server() -> None:
                                "response_format": "wav"}
         assert req["auth"] == "Bearer sk-secret-123"
         assert "sk-secret" not in repr(ad) and "sk-secret" not in ad.system_id
-        with pytest.raises(SynthesisError, match="HTTP 500"):
+        # a server error after the retries is infrastructure, not the system's failure
+        with pytest.raises(ServiceError, match="HTTP 500 after 2 attempts") as err:
             ad("ERR", "x")
+        assert err.value.blame == "instrument" and not err.value.fatal
+        assert err.value.calls == 2 and err.value.status == 500
         ad.close()
     finally:
         server.shutdown()

@@ -24,7 +24,6 @@ import logging
 import math
 import os
 import threading
-import time
 import warnings
 from dataclasses import dataclass
 from importlib import metadata
@@ -338,8 +337,13 @@ class OpenAITranscriber:
 
     The clip is sent as 16 kHz 16-bit mono WAV with ``model``, ``language=en``,
     ``temperature=0`` and ``response_format=json``; the answer's ``text`` is the transcript.
-    The API key (``api_key``, else the ``api_key_env`` environment variable, else none) goes
-    only into the Authorization header, never into logs, errors, ``repr`` or ``engine``.
+    Requests go through the shared HTTP layer (:mod:`vocencebench._http`): ``timeout`` is the
+    total deadline of one attempt (s); 408/429/5xx, network errors and truncated answers are
+    retried ``max_retries`` times with jittered backoff from ``backoff`` s, honouring the
+    server's ``Retry-After``; 400/401/403/404 stop at once with a fatal
+    :class:`TranscriptionError`. The API key (``api_key``, else the ``api_key_env``
+    environment variable, else none) goes only into the Authorization header, never into
+    logs, errors, ``repr`` or ``engine``; credentials in ``base_url`` never reach them either.
     """
 
     suitable_for_gate = True
@@ -354,24 +358,39 @@ class OpenAITranscriber:
         timeout: float = 120.0,
         max_retries: int = 2,
         backoff: float = 1.0,
+        transport: Any = None,
+        sleep: Any = None,
     ) -> None:
+        from ._http import HttpClient, RetryPolicy
+        from .redact import register_secret, register_url_secrets, safe_url
+
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
+            raise ConfigError(f"base_url must be an http(s) URL, got {safe_url(base_url)!r}")
         if not model:
             raise ConfigError("openai_transcriber needs a model name")
-        if not (timeout > 0 and max_retries >= 0 and backoff >= 0):
+        if not (isinstance(timeout, int | float) and timeout > 0 and isinstance(max_retries, int)
+                and max_retries >= 0 and isinstance(backoff, int | float) and backoff >= 0):
             raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
+        register_secret(api_key)
+        register_url_secrets(base_url)
         root = base_url.rstrip("/")
-        self.url = root + ("/audio/transcriptions" if root.endswith("/v1")
-                           else "/v1/audio/transcriptions")
+        self._url = root + ("/audio/transcriptions" if root.endswith("/v1")
+                            else "/v1/audio/transcriptions")
+        self.url = safe_url(self._url)
         self.model = model
         self._api_key = api_key
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
-        self._engine = f"openai-compatible@{parts.netloc}/{model}"
+        host = parts.netloc.rpartition("@")[2]
+        self._engine = f"openai-compatible@{host}/{model}"
+        self._http = HttpClient(
+            "transcription server", timeout_s=timeout,
+            retry=RetryPolicy(max_retries=max_retries, backoff_s=backoff,
+                              max_backoff_s=max(backoff, 30.0)),
+            max_body_bytes=5_000_000, secrets=[api_key], transport=transport, sleep=sleep)
 
     @property
     def engine(self) -> str:
@@ -381,57 +400,47 @@ class OpenAITranscriber:
         return f"OpenAITranscriber({self.url!r}, {self.model!r})"
 
     def _headers(self) -> dict[str, str]:
+        from .redact import register_secret
+
         key = self._api_key or os.environ.get(self.api_key_env)
+        register_secret(key)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def __call__(self, wav: bytes | Audio) -> Transcript:
-        import httpx
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
 
+    def __call__(self, wav: bytes | Audio) -> Transcript:
+        from ._http import HTTPFailure
         from .audio import TARGET_RATE, to_wav_bytes
+        from .redact import redact
 
         audio = _as_audio(wav)
         body = to_wav_bytes(audio.at_16k(), TARGET_RATE)
         data = {"model": self.model, "language": "en", "temperature": "0",
                 "response_format": "json"}
         name = audio.name or "clip"
-        for attempt in range(self.max_retries + 1):
-            last = attempt == self.max_retries
-            try:
-                resp = httpx.post(
-                    self.url, headers=self._headers(), data=data,
-                    files={"file": ("clip.wav", body, "audio/wav")}, timeout=self.timeout,
-                )
-            except httpx.HTTPError as exc:
-                _log.debug("POST %s failed: %s", self.url, type(exc).__name__)
-                if last:
-                    raise TranscriptionError(
-                        f"transcription server {self.url} unreachable for {name}: "
-                        f"{type(exc).__name__}; check base_url and that the server is up"
-                    ) from exc
-                time.sleep(self.backoff * 2**attempt)
-                continue
-            _log.debug("POST %s -> %d", self.url, resp.status_code)
-            if (resp.status_code == 429 or resp.status_code >= 500) and not last:
-                time.sleep(self.backoff * 2**attempt)
-                continue
-            if resp.status_code >= 400:
+        try:
+            resp = self._http.request("POST", self._url, headers=self._headers(), data=data,
+                                      files={"file": ("clip.wav", body, "audio/wav")})
+        except HTTPFailure as exc:
+            if exc.reason in ("transport", "deadline") and exc.status is None:
                 raise TranscriptionError(
-                    f"transcription server {self.url} answered HTTP {resp.status_code} for "
-                    f"{name}: {resp.text[:200]!r}"
-                    + ("; check the API key" if resp.status_code in (401, 403) else "")
-                )
-            try:
-                payload = resp.json()
-                text = payload["text"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise TranscriptionError(
-                    f"transcription server {self.url} did not answer JSON with a 'text' "
-                    f"field for {name}: {resp.text[:200]!r}"
-                ) from exc
-            if not isinstance(text, str):
-                raise TranscriptionError(f"'text' in the answer from {self.url} is not a string")
-            return Transcript(" ".join(text.split()), self._engine)
-        raise AssertionError("unreachable")  # pragma: no cover
+                    f"transcription server {self.url} unreachable for {name}: {exc}; check "
+                    "base_url and that the server is up", fatal=exc.fatal) from None
+            raise TranscriptionError(f"{exc} (clip {name})", fatal=exc.fatal) from None
+        _log.debug("POST %s -> %d", self.url, resp.status)
+        try:
+            payload = resp.json()
+            text = payload["text"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TranscriptionError(
+                f"transcription server {self.url} did not answer JSON with a 'text' "
+                f"field for {name}: {redact(resp.text, limit=200)!r}"
+            ) from exc
+        if not isinstance(text, str):
+            raise TranscriptionError(f"'text' in the answer from {self.url} is not a string")
+        return Transcript(" ".join(text.split()), self._engine)
 
 
 def openai_transcriber(
@@ -446,9 +455,11 @@ def openai_transcriber(
 ) -> OpenAITranscriber:
     """A gate on any OpenAI-compatible ``/v1/audio/transcriptions`` server.
 
-    ``base_url`` with or without the trailing ``/v1``; ``timeout`` seconds per request;
-    429 and 5xx answers and connection errors are retried ``max_retries`` times after
-    ``backoff · 2^k`` seconds. Failures raise :class:`TranscriptionError`.
+    ``base_url`` with or without the trailing ``/v1``; ``timeout`` seconds per attempt (a
+    total deadline); 408/429/5xx answers, network errors and truncated answers are retried
+    ``max_retries`` times with jittered exponential backoff from ``backoff`` seconds (or the
+    wait the server asks for). Failures raise :class:`TranscriptionError` (``fatal=True`` for
+    a rejected key, an unknown URL or model).
     """
     return OpenAITranscriber(base_url, model, api_key=api_key, api_key_env=api_key_env,
                              timeout=timeout, max_retries=max_retries, backoff=backoff)
