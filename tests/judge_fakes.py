@@ -1,9 +1,13 @@
-"""Test helpers for the judge: WAV clips and real HTTP servers on 127.0.0.1.
+"""Test helpers for the judge and the other HTTP services: clips and real HTTP servers on
+127.0.0.1.
 
-:class:`FakeJudgeServer` speaks either the Gemini ``generateContent`` API or the OpenAI
-chat-completions API, records every request (path, headers, JSON body, the audio parts in
-the order they were sent, the text parts) and answers with whatever its ``respond`` callable
-returns for that call: a :class:`Reply` (status, JSON body or raw text, headers, delay).
+:class:`FakeJudgeServer` speaks the Gemini ``generateContent`` API (``api="gemini"``), the
+OpenAI chat-completions API (``"openai"``) or any JSON-in API (``"raw"``: the speech and
+transcription fakes), records every request (path, headers, JSON body, the audio parts in the
+order they were sent, the text parts) and answers with whatever its ``respond`` callable
+returns for that call: a :class:`Reply` (status, JSON body or raw bytes, headers, delay) — or
+a misbehaving server: trickling the answer byte by byte, cutting the body short of its
+``Content-Length``, or closing the connection without an answer.
 """
 
 from __future__ import annotations
@@ -71,15 +75,24 @@ class Call:
 @dataclass
 class Reply:
     """What the server answers: ``text`` is the model's text (wrapped in the API's envelope)
-    unless ``body`` (a raw JSON envelope) or ``raw`` (raw response bytes) is given."""
+    unless ``body`` (a raw JSON envelope) or ``raw`` (raw response bytes) is given.
+
+    Misbehaviour: ``trickle_s`` sends the whole answer (status line, headers, body) one byte
+    every ``trickle_s`` seconds; ``truncate_to`` declares the full ``Content-Length`` but sends
+    only that many body bytes, then closes; ``reset`` closes the connection without answering.
+    """
 
     text: str | None = None
     status: int = 200
-    body: dict[str, Any] | None = None
+    body: Any = None
     raw: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    content_type: str = "application/json"
+    trickle_s: float = 0.0
+    truncate_to: int | None = None
+    reset: bool = False
 
 
 def gemini_envelope(text: str, usage: dict[str, int]) -> dict[str, Any]:
@@ -94,6 +107,8 @@ def gemini_envelope(text: str, usage: dict[str, int]) -> dict[str, Any]:
             {"modality": "TEXT", "tokenCount": usage.get("prompt", 1000) - usage["audio"]},
             {"modality": "AUDIO", "tokenCount": usage["audio"]},
         ]
+    if "cached" in usage:
+        meta["cachedContentTokenCount"] = usage["cached"]
     return {
         "candidates": [
             {
@@ -114,8 +129,10 @@ def openai_envelope(text: str, usage: dict[str, int]) -> dict[str, Any]:
     }
     if "thinking" in usage:
         u["completion_tokens_details"] = {"reasoning_tokens": usage["thinking"]}
-    if "audio" in usage:
-        u["prompt_tokens_details"] = {"audio_tokens": usage["audio"]}
+    if "audio" in usage or "cached" in usage:
+        u["prompt_tokens_details"] = {k: usage[v] for k, v in
+                                      (("audio_tokens", "audio"), ("cached_tokens", "cached"))
+                                      if v in usage}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -145,7 +162,11 @@ class FakeJudgeServer:
 
             def do_POST(self) -> None:
                 n = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(n))
+                data = self.rfile.read(n)
+                try:
+                    body = json.loads(data)
+                except ValueError:  # multipart (transcription) or other non-JSON uploads
+                    body = {"_raw": data}
                 with server._lock:
                     call = server._record(self.path, dict(self.headers.items()), body)
                     server.in_flight += 1
@@ -154,6 +175,9 @@ class FakeJudgeServer:
                     reply = server.respond(call)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
+                    if reply.reset:
+                        self.close_connection = True
+                        return
                     if reply.raw is not None:
                         payload = reply.raw
                     elif reply.body is not None:
@@ -161,15 +185,23 @@ class FakeJudgeServer:
                     else:
                         env = gemini_envelope if server.api == "gemini" else openai_envelope
                         payload = json.dumps(env(reply.text or "", reply.usage)).encode()
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    for k, v in reply.headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    head = [f"HTTP/1.1 {reply.status} X",
+                            f"content-type: {reply.content_type}",
+                            f"content-length: {len(payload)}", "connection: close",
+                            *(f"{k}: {v}" for k, v in reply.headers.items())]
+                    raw = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+                    if reply.truncate_to is not None:
+                        payload = payload[: reply.truncate_to]
+                        self.close_connection = True
+                    if reply.trickle_s:
+                        for i in range(len(raw + payload)):
+                            self.wfile.write((raw + payload)[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle_s)
+                    else:
+                        self.wfile.write(raw + payload)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    self.close_connection = True
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -184,7 +216,9 @@ class FakeJudgeServer:
     def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Call:
         audio: list[bytes] = []
         texts: list[str] = []
-        if self.api == "gemini":
+        if self.api == "raw":
+            pass
+        elif self.api == "gemini":
             for part in body["contents"][0]["parts"]:
                 if "inline_data" in part:
                     assert part["inline_data"]["mime_type"] == "audio/wav"

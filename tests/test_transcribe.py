@@ -248,6 +248,25 @@ def test_openai_unreachable_server(clips: dict[str, bytes]) -> None:
         tr(clips["fox"])
 
 
+@pytest.mark.parametrize(("status", "fatal", "calls"),
+                         [(401, True, 1), (403, True, 1), (404, True, 1), (503, False, 3)])
+def test_openai_failures_carry_the_fatal_flag(server: _Server, clips: dict[str, bytes],
+                                              status: int, fatal: bool, calls: int) -> None:
+    server.replies.extend([(status, b'{"error": "no"}')] * 3)
+    tr = openai_transcriber(server.url, "m", api_key=SECRET, max_retries=2, backoff=0)
+    with pytest.raises(TranscriptionError, match=f"HTTP {status}") as err:
+        tr(clips["fox"])
+    assert err.value.fatal is fatal and err.value.blame == "instrument"
+    assert len(server.requests) == calls
+
+
+def test_openai_credentials_in_the_url_stay_out_of_the_engine() -> None:
+    tr = openai_transcriber("http://u:pw-ASR-12345678@127.0.0.1:9/v1?key=Q-ASR-1234", "m")
+    for text in (tr.engine, repr(tr), tr.url):
+        assert "pw-ASR" not in text and "Q-ASR" not in text
+    assert tr.engine == "openai-compatible@127.0.0.1:9/m"
+
+
 def test_openai_config_errors() -> None:
     with pytest.raises(ConfigError):
         openai_transcriber("127.0.0.1:8000", "m")

@@ -17,7 +17,8 @@ speech adapter send every request through :class:`HttpClient`, so they share one
   ``retryDelay`` (``"37s"``) in the error body. A server wait longer than
   ``max_retry_after_s`` ends the call at once (fatal: every following call would wait too).
 * **Fail fast** (``fatal=True``, no further calls) on 400, 401, 403, 404 (and 405, 422), on a
-  429 whose body
+  connection refused (or a connect timeout) by a service that has never answered — a wrong
+  URL or port, not a blip — on a 429 whose body
   names a per-day quota (a ``google.rpc.QuotaFailure`` violation such as
   ``GenerateRequestsPerDayPerProjectPerModel-FreeTier``, or a quota of 0) or an exhausted
   account (OpenAI ``insufficient_quota``). Other 4xx answers are not retried and not fatal.
@@ -51,6 +52,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import httpcore
 import httpx
@@ -66,6 +68,7 @@ __all__ = [
     "RateLimiter",
     "RetryPolicy",
     "is_retry_status",
+    "join_url",
     "retry_delay_s",
 ]
 
@@ -86,8 +89,18 @@ _HINTS = {
 #: Bytes of an error answer that are read (the rest is dropped; 300 characters are shown).
 _ERROR_BODY_BYTES = 65_536
 
-Reason = Literal["status", "transport", "deadline", "truncated", "too-large", "quota",
-                 "wait-too-long", "not-json"]
+Reason = Literal["status", "transport", "unreachable", "deadline", "truncated", "too-large",
+                 "quota", "wait-too-long"]
+
+
+def join_url(base: str, path: str, *, strip: str = "") -> str:
+    """``base`` with ``path`` appended to its path (after removing a trailing ``strip`` such
+    as ``/v1``), keeping the base's query string and user info where they are."""
+    parts = urlsplit(base)
+    root = parts.path.rstrip("/")
+    if strip and root.endswith(strip):
+        root = root[: -len(strip)]
+    return urlunsplit((parts.scheme, parts.netloc, root + path, parts.query, ""))
 
 
 def is_retry_status(status: int) -> bool:
@@ -159,7 +172,7 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
                 or self.max_retries < 0:
-            raise ConfigError(f"retries must be an integer >= 0, got {self.max_retries!r}")
+            raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
         for name in ("backoff_s", "max_backoff_s", "max_retry_after_s"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
@@ -557,6 +570,8 @@ class HttpClient:
         self.limiter = limiter or RateLimiter(sleep=self._sleep)
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
+        #: Whether any answer (status line and headers) ever arrived from this service.
+        self._answered = False
 
     def __repr__(self) -> str:
         return f"HttpClient({self.service!r}, timeout_s={self.timeout_s:g})"
@@ -644,6 +659,14 @@ class HttpClient:
         return False
 
     def _next_wait(self, attempt: int, failure: _Retry, req: _Request, calls: int) -> float:
+        """The wait before the next attempt, or the HTTPFailure that ends the call."""
+        if failure.reason == "unreachable":
+            raise HTTPFailure(
+                f"{self.service}: {failure.why} to {safe_url(req.url)}, which has never "
+                "answered; check the URL and port and that the server is up",
+                fatal=True, calls=calls, reason="unreachable") from None
+        if attempt == self.retry.max_retries:
+            raise self._gave_up(failure, req, calls) from None
         if failure.wait is not None:
             if failure.wait > self.retry.max_retry_after_s:
                 raise HTTPFailure(
@@ -651,9 +674,12 @@ class HttpClient:
                     f"to wait {failure.wait:.0f} s, more than max_retry_after_s="
                     f"{self.retry.max_retry_after_s:g}; try again later",
                     fatal=True, status=failure.status, calls=calls, reason="wait-too-long",
-                    body=failure.body)
-            return failure.wait
-        return self.retry.backoff(attempt, self._rand())
+                    body=failure.body) from None
+            wait = failure.wait
+        else:
+            wait = self.retry.backoff(attempt, self._rand())
+        self._log_retry(failure, wait, calls)
+        return wait
 
     def _gave_up(self, failure: _Retry, req: _Request, calls: int) -> HTTPFailure:
         detail = f": {failure.body}" if failure.body else ""
@@ -683,10 +709,7 @@ class HttpClient:
             try:
                 return self._attempt(client, req, calls)
             except _Retry as failure:
-                if attempt == self.retry.max_retries:
-                    raise self._gave_up(failure, req, calls) from None
                 wait = self._next_wait(attempt, failure, req, calls)
-                self._log_retry(failure, wait, calls)
                 self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -697,6 +720,7 @@ class HttpClient:
             r = client.build_request(req.method, req.url, json=req.json, content=req.content,
                                      data=req.data, files=req.files, headers=req.headers)
             resp = client.send(r, stream=True)
+            self._answered = True
             try:
                 chunks: list[bytes] = []
                 size, cut = 0, False
@@ -723,6 +747,9 @@ class HttpClient:
         return f"no complete answer within the {self.timeout_s:g} s deadline"
 
     def _transport_failure(self, exc: Exception, deadline: float) -> _Retry:
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) and not self._answered:
+            return _Retry("unreachable", f"cannot connect ({type(exc).__name__}: "
+                          f"{redact(exc, limit=120)})")
         if time.monotonic() >= deadline or isinstance(exc, httpx.TimeoutException):
             return _Retry("deadline", self._deadline_why())
         if isinstance(exc, httpx.RemoteProtocolError) and "incomplete" in str(exc).lower():
@@ -746,10 +773,7 @@ class HttpClient:
                 try:
                     return await self._aattempt(client, req, calls)
                 except _Retry as failure:
-                    if attempt == self.retry.max_retries:
-                        raise self._gave_up(failure, req, calls) from None
                     wait = self._next_wait(attempt, failure, req, calls)
-                    self._log_retry(failure, wait, calls)
                     await self._async_sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -762,6 +786,7 @@ class HttpClient:
                                          content=req.content, data=req.data, files=req.files,
                                          headers=req.headers)
                 resp = await client.send(r, stream=True)
+                self._answered = True
                 try:
                     chunks: list[bytes] = []
                     size, cut = 0, False

@@ -423,8 +423,9 @@ class OpenAISpeechAdapter:
             limiter=RateLimiter(requests_per_minute, sleep=sleep or time.sleep))
 
     def _url(self) -> str:
-        return self._base + ("/audio/speech" if self._base.endswith("/v1")
-                             else "/v1/audio/speech")
+        from ._http import join_url
+
+        return join_url(self._base, "/v1/audio/speech", strip="/v1")
 
     def __call__(self, text: str, instruction: str) -> bytes:
         from ._http import HTTPFailure

@@ -25,10 +25,11 @@ every message would hide more than it protects).
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import threading
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "MASK",
@@ -54,8 +55,8 @@ _registered: set[str] = set()
 
 # An environment variable whose name says it holds a credential.
 _SECRET_NAME = re.compile(
-    r"(?:^|_)(?:API_?KEY|APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|AUTH)"
-    r"(?:_|$)",
+    r"(?:^|_)(?:API_?KEY|APIKEY|KEY|CREDENTIALS?|AUTH)(?:_|$)"
+    r"|(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)(?:_|$)",
     re.IGNORECASE,
 )
 # Query parameters that carry credentials (compared case-insensitively, "-" read as "_").
@@ -171,6 +172,10 @@ def register_url_secrets(url: str) -> None:
         return
     if parts.password:
         register_secret(parts.password)
+        register_secret(unquote(parts.password))
+        # what an HTTP client sends for it (Basic auth), should a server echo the header
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+        register_secret(base64.b64encode(pair.encode()).decode("ascii"))
     if parts.username and parts.password is None:
         register_secret(parts.username)  # a bare token used as the user name
     for k, v in parse_qsl(parts.query, keep_blank_values=True):

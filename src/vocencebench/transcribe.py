@@ -361,7 +361,7 @@ class OpenAITranscriber:
         transport: Any = None,
         sleep: Any = None,
     ) -> None:
-        from ._http import HttpClient, RetryPolicy
+        from ._http import HttpClient, RetryPolicy, join_url
         from .redact import register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)
@@ -374,9 +374,7 @@ class OpenAITranscriber:
             raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
         register_secret(api_key)
         register_url_secrets(base_url)
-        root = base_url.rstrip("/")
-        self._url = root + ("/audio/transcriptions" if root.endswith("/v1")
-                            else "/v1/audio/transcriptions")
+        self._url = join_url(base_url, "/v1/audio/transcriptions", strip="/v1")
         self.url = safe_url(self._url)
         self.model = model
         self._api_key = api_key
@@ -424,7 +422,7 @@ class OpenAITranscriber:
             resp = self._http.request("POST", self._url, headers=self._headers(), data=data,
                                       files={"file": ("clip.wav", body, "audio/wav")})
         except HTTPFailure as exc:
-            if exc.reason in ("transport", "deadline") and exc.status is None:
+            if exc.reason in ("transport", "unreachable", "deadline") and exc.status is None:
                 raise TranscriptionError(
                     f"transcription server {self.url} unreachable for {name}: {exc}; check "
                     "base_url and that the server is up", fatal=exc.fatal) from None

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judge import DEFAULT_GEMINI_MODEL, Judge
+from ..judge import DEFAULT_GEMINI_MODEL
 from ..prompts import CATEGORIES
 from ..schema import Verdict
+from ._judge_args import add_judge_arguments, judge_from_args
 
 __all__ = ["format_verdict", "register", "run_compare"]
 
@@ -30,7 +31,8 @@ def register(subparsers: Any) -> None:
             "Play both clips to the judge (labelled only A and B) with the script, the voice "
             "request and the dimension's rubric; by default in both orders, keeping a winner "
             "only when the orders agree. The API key comes from the environment "
-            "(GEMINI_API_KEY or GOOGLE_API_KEY for Gemini), never from the command line."
+            "(GEMINI_API_KEY or GOOGLE_API_KEY for Gemini, or the variable named by "
+            "--judge-key-env), never from the command line."
         ),
     )
     c.add_argument("audio_a", metavar="A.wav", help="first clip (called a in the verdict)")
@@ -41,16 +43,11 @@ def register(subparsers: Any) -> None:
                    help="a registered trait (e.g. tone) or naturalness (default: tone)")
     c.add_argument("--category", default=None, choices=CATEGORIES,
                    help="text category for the naturalness rubric (default: everyday)")
-    c.add_argument("--judge", default=f"gemini:{DEFAULT_GEMINI_MODEL}",
-                   help="gemini:MODEL or local:URL#MODEL (default: %(default)s)")
-    c.add_argument("--api-key-env", default=None, metavar="VAR",
-                   help="read the judge's API key from this environment variable")
     c.add_argument("--votes", type=int, default=1, help="samples per order (majority)")
     c.add_argument("--no-swap", action="store_true",
                    help="judge one order only (cheaper; position bias is not neutralised)")
-    c.add_argument("--spend-cap", type=float, default=None, metavar="USD",
-                   help="stop before the judge's spend would cross this many dollars")
     c.add_argument("--json", action="store_true", help="print the verdict and usage as JSON")
+    add_judge_arguments(c, default=f"gemini:{DEFAULT_GEMINI_MODEL}", legacy_aliases=True)
     c.set_defaults(func=run_compare)
     p.set_defaults(func=lambda args: _help(p))
 
@@ -86,19 +83,17 @@ def format_verdict(v: Verdict) -> str:
 def run_compare(args: argparse.Namespace) -> int:
     """Run ``judge compare``."""
     a, b = _read(args.audio_a), _read(args.audio_b)
-    options: dict[str, Any] = {}
-    if args.spend_cap is not None:
-        options["spend_cap_usd"] = args.spend_cap
-    judge = Judge.from_spec(args.judge, api_key_env=args.api_key_env, **options)
+    judge = judge_from_args(args)
+    if judge is None:
+        raise ConfigError("judge compare needs a judge: --judge gemini[:MODEL] or "
+                          "local:URL#MODEL")
     with judge:
         v = judge.compare(text=args.text, instruction=args.instruction, audio_a=a, audio_b=b,
                           dimension=args.dimension, consistent=not args.no_swap,
                           votes=args.votes, category=args.category)
         usage = getattr(judge.backend, "usage", None)
-        try:
-            cost = judge.backend.cost_usd()  # type: ignore[attr-defined]
-        except (AttributeError, ConfigError):
-            cost = None
+        cost_of = getattr(judge.backend, "cost_usd", None)
+        cost = cost_of() if callable(cost_of) else None  # None: no price for the model
     if args.json:
         out: dict[str, Any] = {"verdict": v.to_dict()}
         if usage is not None:

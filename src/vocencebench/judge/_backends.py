@@ -49,7 +49,14 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import httpx
 
-from .._http import HttpClient, HTTPFailure, HttpResponse, RateLimiter, RetryPolicy
+from .._http import (
+    HttpClient,
+    HTTPFailure,
+    HttpResponse,
+    RateLimiter,
+    RetryPolicy,
+    join_url,
+)
 from ..errors import BudgetExceededError, ConfigError, JudgeError, JudgeResponseError
 from ..redact import redact, register_secret, register_url_secrets, safe_url
 
@@ -587,6 +594,7 @@ class _HTTPBackend(_Metered, abc.ABC):
         sleep: Callable[[float], None] | None,
         async_sleep: Callable[[float], Awaitable[None]] | None,
         rand: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         if not model:
             raise ConfigError("a judge backend needs a model name")
@@ -594,7 +602,7 @@ class _HTTPBackend(_Metered, abc.ABC):
         register_url_secrets(base_url)
         self.model = model
         self.options = options.replace(model=model) if options.model != model else options
-        self._base_url = base_url.rstrip("/")
+        self._base_url = base_url
         self._api_key = api_key
         self._sleep = sleep or time.sleep
         self._limiter = RateLimiter(options.requests_per_minute, sleep=self._sleep)
@@ -602,7 +610,8 @@ class _HTTPBackend(_Metered, abc.ABC):
             f"{self.kind} judge ({model})", timeout_s=options.timeout_s,
             retry=options.retry_policy(), max_body_bytes=options.max_body_bytes,
             secrets=[api_key], transport=transport, async_transport=async_transport,
-            sleep=self._sleep, async_sleep=async_sleep, rand=rand, limiter=self._limiter)
+            sleep=self._sleep, async_sleep=async_sleep, rand=rand, wall_clock=wall_clock,
+            limiter=self._limiter)
         self._meter = _Meter(model, price, options.spend_cap_usd)
         self._fatal: JudgeError | None = None
         if price is None:
@@ -689,6 +698,7 @@ class _HTTPBackend(_Metered, abc.ABC):
     # -- plumbing
     def _raise_if_tripped(self) -> None:
         if self._fatal is not None:
+            self._meter.bump(failures=1)
             raise JudgeError(f"{self._fatal} (an earlier call failed this way; no request sent)",
                              fatal=True)
 
@@ -806,6 +816,7 @@ class GeminiBackend(_HTTPBackend):
         sleep: Callable[[float], None] | None = None,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
         rand: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] = time.time,
         **settings: Any,
     ) -> None:
         if not api_key:
@@ -815,12 +826,11 @@ class GeminiBackend(_HTTPBackend):
         if not base.startswith(("http://", "https://")):
             raise ConfigError(f"{GEMINI_BASE_URL_ENV} must start with http:// or https://, "
                               f"got {safe_url(base)!r}")
-        base = base.rstrip("/")
-        base = base[: -len("/v1beta")] if base.endswith("/v1beta") else base
         super().__init__(
-            model=model, base_url=base, api_key=api_key, options=opts,
-            price=opts.price_for(model, PRICES), transport=transport,
+            model=model, base_url=join_url(base, "", strip="/v1beta"), api_key=api_key,
+            options=opts, price=opts.price_for(model, PRICES), transport=transport,
             async_transport=async_transport, sleep=sleep, async_sleep=async_sleep, rand=rand,
+            wall_clock=wall_clock,
         )
 
     @property
@@ -839,7 +849,7 @@ class GeminiBackend(_HTTPBackend):
         return self.options.thinking_level
 
     def _url(self) -> str:
-        return f"{self._base_url}/v1beta/models/{self.model}:generateContent"
+        return join_url(self._base_url, f"/v1beta/models/{self.model}:generateContent")
 
     def _headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self._api_key or "", "content-type": "application/json"}
@@ -956,6 +966,7 @@ class OpenAIChatBackend(_HTTPBackend):
         sleep: Callable[[float], None] | None = None,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
         rand: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] = time.time,
         **settings: Any,
     ) -> None:
         if "max_tokens" in settings:  # the OpenAI name of the same option
@@ -968,13 +979,12 @@ class OpenAIChatBackend(_HTTPBackend):
                               f"{safe_url(str(url))!r}")
         if not name:
             raise ConfigError("a local judge needs a model name")
-        base = url.rstrip("/")
-        base = base[: -len("/v1")] if base.endswith("/v1") else base
+        base = join_url(url, "", strip="/v1")
         price = opts.price_for(name) or Price(0.0, 0.0, source="self-hosted (no charge)")
         super().__init__(
             model=name, base_url=base, api_key=api_key, options=opts.replace(base_url=url),
             price=price, transport=transport, async_transport=async_transport, sleep=sleep,
-            async_sleep=async_sleep, rand=rand,
+            async_sleep=async_sleep, rand=rand, wall_clock=wall_clock,
         )
 
     @property
@@ -988,7 +998,7 @@ class OpenAIChatBackend(_HTTPBackend):
         return self.options.max_output_tokens
 
     def _url(self) -> str:
-        return f"{self._base_url}/v1/chat/completions"
+        return join_url(self._base_url, "/v1/chat/completions")
 
     def _headers(self) -> dict[str, str]:
         h = {"content-type": "application/json"}

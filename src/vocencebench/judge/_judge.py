@@ -325,7 +325,7 @@ AudioLike = bytes | bytearray | memoryview | Clip
 #: backend: :class:`BackendOptions` fields, or the test hooks below).
 _JUDGE_KEYWORDS = ("registry", "max_invalid_retries", "max_concurrency", "temperature",
                    "cache", "validate_audio")
-_HOOK_KEYWORDS = ("transport", "async_transport", "sleep", "async_sleep", "rand")
+_HOOK_KEYWORDS = ("transport", "async_transport", "sleep", "async_sleep", "rand", "wall_clock")
 
 
 class _Sent(NamedTuple):
