@@ -30,11 +30,17 @@ retries) makes the item incomplete instead, and a rerun retries it.
 from __future__ import annotations
 
 import abc
+import contextlib
 import difflib
 import os
 import re
+import select
 import shlex
+import shutil
+import signal
+import stat
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +54,7 @@ from .errors import ConfigError, MissingDependencyError, SynthesisError, Vocence
 from .schema import Item
 
 __all__ = [
+    "CLIP_MAX_BYTES",
     "SYSTEM_HOOKS",
     "BatchedSystem",
     "CachePolicy",
@@ -259,21 +266,119 @@ class EspeakSystem:
         return f"EspeakSystem({self.name!r})"
 
 
+#: Largest clip a command or directory system may hand over (bytes), checked before reading
+#: (the same figure as ``audio.DEFAULT_MAX_BYTES``): 50 MB is about 9 minutes of 48 kHz
+#: 16-bit stereo WAV.
+CLIP_MAX_BYTES = 50_000_000
+
+_GUARD = str(Path(__file__).with_name("_cmdguard.py"))
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
+
+
+def _check_max_bytes(max_bytes: int) -> int:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a whole number of bytes ≥ 1, got {max_bytes!r}")
+    return max_bytes
+
+
+def _read_clip(path: str | os.PathLike[str], max_bytes: int, who: str) -> bytes | None:
+    """The file's bytes, or None when it does not exist. Refuses, before reading anything, a
+    file over ``max_bytes`` or one that is not a regular file (a FIFO, a device)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SynthesisError(f"{who}: cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SynthesisError(f"{who}: {path} is not a regular file")
+        over = (f"{who}: the clip is over the {_size(max_bytes)} size cap (max_bytes="
+                f"{max_bytes}); not read")
+        if st.st_size > max_bytes:
+            raise SynthesisError(over.replace("the clip is", f"the clip is {_size(st.st_size)},"))
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
+            total += len(chunk)
+            if total > max_bytes:  # grew while we read it
+                raise SynthesisError(over)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _stderr_tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            tail = f.read()
+    except OSError:
+        return ""
+    return " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """``proc.wait(timeout)`` without its polling (which adds up to 50 ms per call): a pidfd
+    becomes readable the moment the process exits (Linux ≥ 5.3)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
+    if pidfd_open is not None:
+        with contextlib.suppress(OSError):
+            fd = pidfd_open(proc.pid)
+    if fd is None:
+        return proc.wait(timeout=timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait()
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grouped: bool) -> None:
+    """Kill the command and everything it started (its process group), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if grouped:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    with contextlib.suppress(Exception):
+        proc.wait(timeout=10)
+
+
 class CommandAdapter:
     """Runs a command per item, without a shell: ``{text}``, ``{instruction}``, ``{out}``.
 
     The template is split with :func:`shlex.split` first and placeholders are filled per
     argument, so a script containing quotes or ``;`` is passed verbatim, never interpreted.
-    The command must write a WAV file to ``{out}``. ``timeout`` is in seconds.
+    The command must write a WAV file to ``{out}``. ``timeout`` is in seconds; ``max_bytes``
+    caps the clip it writes (checked before reading; default :data:`CLIP_MAX_BYTES`).
+
+    Process hygiene (POSIX): the command runs in a session and process group of its own under
+    a small guard (:mod:`vocencebench._cmdguard`). On a timeout, or when the caller is
+    interrupted, the whole group is killed, grandchildren included; when the calling process
+    dies (even by SIGKILL) the guard kills the group. Its stdin is empty, its stdout
+    discarded and only the last lines of its stderr kept for the failure reason. A command
+    that moves itself into a new session (``setsid``) escapes the group.
     """
 
-    def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None) -> None:
+    def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None,
+                 max_bytes: int = CLIP_MAX_BYTES) -> None:
         self.argv_template = shlex.split(template)
         if not self.argv_template:
             raise ConfigError("command template is empty")
         if not any("{out}" in a for a in self.argv_template):
             raise ConfigError(f"command template {template!r} must contain {{out}}")
         self.timeout = timeout
+        self.max_bytes = _check_max_bytes(max_bytes)
         self.system_id = name or f"cmd:{template}"
 
     def __call__(self, text: str, instruction: str) -> bytes:
@@ -281,24 +386,52 @@ class CommandAdapter:
             out = os.path.join(tmp, "out.wav")
             values = {"text": text, "instruction": instruction, "out": out}
             argv = [_fill(a, values) for a in self.argv_template]
-            try:
-                proc = subprocess.run(
-                    argv, capture_output=True, timeout=self.timeout, check=False
-                )
-            except FileNotFoundError as exc:
-                raise SynthesisError(f"command not found: {argv[0]}") from exc
-            except subprocess.TimeoutExpired as exc:
+            if shutil.which(argv[0]) is None:
+                raise SynthesisError(f"command not found: {argv[0]}")
+            err_path = os.path.join(tmp, "stderr.txt")
+            code = self._run(argv, err_path)
+            if code != 0:
                 raise SynthesisError(
-                    f"command timed out after {self.timeout:g} s: {argv[0]}"
-                ) from exc
-            if proc.returncode != 0:
-                err = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-                raise SynthesisError(
-                    f"command exited {proc.returncode}: {argv[0]}: {' | '.join(err)}"
+                    f"command exited {code}: {argv[0]}: {_stderr_tail(err_path)}"
                 )
-            if not os.path.exists(out):
+            wav = _read_clip(out, self.max_bytes, f"command {argv[0]}")
+            if wav is None:
                 raise SynthesisError(f"command {argv[0]} wrote no file to {{out}}")
-            return Path(out).read_bytes()
+            return wav
+
+    def _run(self, argv: list[str], err_path: str) -> int:
+        grouped = os.name == "posix" and bool(sys.executable)
+        # The guard holds the read end of a lifeline pipe; only this process holds the
+        # write end, so the guard sees end-of-file the moment this process dies.
+        life_r, life_w = os.pipe() if grouped else (-1, -1)
+        full = ([sys.executable, "-I", "-S", _GUARD, str(life_r), "--", *argv]
+                if grouped else argv)
+        try:
+            with open(err_path, "wb") as err:
+                try:
+                    proc = subprocess.Popen(full, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=err,
+                                            start_new_session=grouped,
+                                            pass_fds=(life_r,) if grouped else ())
+                except OSError as exc:
+                    raise SynthesisError(f"cannot run {argv[0]}: {exc.strerror or exc}") \
+                        from exc
+                finally:
+                    if grouped:
+                        os.close(life_r)
+                try:
+                    return _wait(proc, self.timeout)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc, grouped)
+                    raise SynthesisError(
+                        f"command timed out after {self.timeout:g} s: {argv[0]}"
+                    ) from None
+                except BaseException:  # Ctrl-C, an error here: take the command along
+                    _kill_group(proc, grouped)
+                    raise
+        finally:
+            if grouped:
+                os.close(life_w)
 
     def __repr__(self) -> str:
         return f"CommandAdapter({self.system_id!r})"
@@ -317,16 +450,19 @@ class DirectoryAdapter:
 
     Its clips are read afresh on every run (``cache_clips = False``): replacing a file in
     place is seen at once; analyses and verdicts are still cached by the audio's sha256.
+    A clip over ``max_bytes`` (default :data:`CLIP_MAX_BYTES`) fails its item unread.
     """
 
     #: Reading a file is cheaper than caching it, and a cached copy could go stale.
     cache_clips = False
 
-    def __init__(self, path: str | os.PathLike[str], *, suffix: str = ".wav") -> None:
+    def __init__(self, path: str | os.PathLike[str], *, suffix: str = ".wav",
+                 max_bytes: int = CLIP_MAX_BYTES) -> None:
         self.root = Path(path).resolve()
         if not self.root.is_dir():
             raise ConfigError(f"clip directory {self.root} does not exist")
         self.suffix = suffix
+        self.max_bytes = _check_max_bytes(max_bytes)
         self.system_id = f"dir:{self.root}"
 
     def path_for(self, item_id: str) -> Path:
@@ -339,9 +475,10 @@ class DirectoryAdapter:
 
     def synthesize_item(self, item: Item) -> bytes:
         p = self.path_for(item.id)
-        if not p.is_file():
+        wav = _read_clip(p, self.max_bytes, f"clip {p.name}")
+        if wav is None:
             raise SynthesisError(f"no clip for {item.id}: {p} is missing")
-        return p.read_bytes()
+        return wav
 
     def __call__(self, text: str, instruction: str) -> bytes:
         raise ConfigError(

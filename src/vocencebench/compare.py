@@ -221,7 +221,8 @@ def _run(
     exe: Any = None
     own_executor = not callable(getattr(executor, "map_unordered", None))
     try:
-        exe = (make_executor(executor if isinstance(executor, str) else None, workers=workers)
+        exe = (make_executor(executor if isinstance(executor, str) else None, workers=workers,
+                             units=2 * len(items))
                if own_executor else executor)
         clip_stores: list[Cache] = []
         for hk in hooks:

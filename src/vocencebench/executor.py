@@ -4,10 +4,18 @@ One small interface, :class:`Executor`: ``map_unordered(fn, items)`` yields
 ``(index, result)`` as units finish, whatever the order. Callers put results back in index
 order, so the output never depends on the executor or its worker count. ``fn`` and the
 items must be picklable for the pool and Dask executors (module-level functions).
+
+Worker counts are capped at what the machine and the work can use: the CPUs this process
+may run on (``sched_getaffinity``) and, when known, the number of units. A capped executor
+says so in its ``note`` attribute (also logged at INFO). ``workers < 1`` is a ConfigError,
+never "all CPUs". Pool workers die with the run (see :mod:`vocencebench._procs`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -21,12 +29,17 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "SerialExecutor",
+    "capped_workers",
+    "check_workers",
     "default_workers",
     "make_executor",
+    "validate_executor_spec",
 ]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+log = logging.getLogger(__name__)
 
 
 def default_workers() -> int:
@@ -35,6 +48,56 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def check_workers(workers: object) -> int | None:
+    """``workers`` if it is None or a whole number ≥ 1; else ConfigError (0 is not "all")."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers must be a whole number ≥ 1 (or unset for one per CPU), "
+                          f"got {workers!r}")
+    return workers
+
+
+def capped_workers(workers: int | None, units: int | None = None) -> tuple[int, str | None]:
+    """(worker processes to start, a note when the request was capped).
+
+    At most the CPUs available (:func:`default_workers`) and, when ``units`` is known, the
+    number of units (at least 1).
+    """
+    requested = check_workers(workers)
+    cpus = default_workers()
+    n = cpus if requested is None else min(requested, cpus)
+    notes = []
+    if requested is not None and requested > cpus:
+        notes.append(f"{cpus} CPU(s) available")
+    if units is not None and n > max(1, units):
+        n = max(1, units)
+        if requested is not None:
+            notes.append(f"{units} unit(s) of work")
+    note = None
+    if requested is not None and n < requested:
+        note = f"workers capped at {n} (asked for {requested}; {' and '.join(notes)})"
+        log.info(note)
+    return n, note
+
+
+def validate_executor_spec(spec: str | None) -> None:
+    """Check an ``--executor`` spec without starting anything (cheap: call it before any
+    work). ConfigError for an unknown spec; MissingDependencyError when ``dask`` lacks its
+    package."""
+    if spec in (None, "", "local", "serial"):
+        return
+    if not isinstance(spec, str):
+        raise ConfigError(f"executor spec must be a string, got {type(spec).__name__}")
+    if spec == "dask" or spec.startswith("dask:"):
+        if spec.startswith("dask:") and not spec[len("dask:"):].strip():
+            raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got 'dask:'")
+        if importlib.util.find_spec("distributed") is None:
+            raise MissingDependencyError("the Dask executor", "dask", package="dask[distributed]")
+        return
+    raise ConfigError(f"unknown executor {spec!r}; use local, serial, dask or dask:ADDRESS")
 
 
 @runtime_checkable
@@ -56,6 +119,7 @@ class SerialExecutor:
 
     name = "serial"
     workers = 1
+    note: str | None = None
 
     def map_unordered(
         self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
@@ -68,26 +132,42 @@ class SerialExecutor:
 
 
 class LocalExecutor:
-    """A local process pool (``forkserver`` start method) with bounded in-flight work."""
+    """A local process pool (``forkserver`` start method) with bounded in-flight work.
+
+    ``workers`` (default: one per CPU) is capped at the CPUs available and at ``units`` when
+    given; :attr:`note` says why when it was. Processes start on demand, so a map over fewer
+    units than workers starts only as many as it needs. Workers ignore SIGINT and die with
+    the process that made the pool, even on SIGKILL (:func:`vocencebench._procs.worker_init`).
+    """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None) -> None:
-        self.workers = workers or default_workers()
-        if self.workers < 1:
-            raise ConfigError(f"workers must be ≥ 1, not {workers}")
+    def __init__(self, workers: int | None = None, *, units: int | None = None) -> None:
+        self.workers, self.note = capped_workers(workers, units)
         self._pool: ProcessPoolExecutor | None = None
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
                 else "spawn"
+            from ._procs import worker_init, worker_initargs
+
             self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+                max_workers=self.workers, mp_context=multiprocessing.get_context(method),
+                initializer=worker_init, initargs=worker_initargs(),
             )
         return self._pool
 
     def map_unordered(
+        self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
+    ) -> Iterator[tuple[int, R]]:
+        try:
+            yield from self._map_unordered(fn, items, max_in_flight=max_in_flight)
+        except BaseException:  # Ctrl-C, an error, the caller gave up: stop the workers now
+            self.abort()
+            raise
+
+    def _map_unordered(
         self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
     ) -> Iterator[tuple[int, R]]:
         pool = self._get_pool()
@@ -113,6 +193,21 @@ class LocalExecutor:
     def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
         """One unit on the pool, now (the streaming pipeline bounds what is in flight)."""
         return self._get_pool().submit(fn, item)
+
+    def abort(self) -> None:
+        """Stop at once: kill the workers (their running units are lost; results are only
+        stored by the caller, so nothing is half-written) and drop the pool."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.join(timeout=5)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -144,7 +239,7 @@ class DaskExecutor:
         except ImportError as exc:
             raise MissingDependencyError("the Dask executor", "dask",
                                          package="dask[distributed]") from exc
-        self.workers = workers or default_workers()
+        self.workers = check_workers(workers) or default_workers()
         self._resources = resources
         self._own_cluster = None
         if cluster is not None:
@@ -196,11 +291,17 @@ class DaskExecutor:
             self._own_cluster.close()  # type: ignore[no-untyped-call]
 
 
-def make_executor(spec: str | None = None, *, workers: int | None = None) -> Executor:
-    """``None``/``local`` → local process pool (serial when workers = 1);
-    ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing scheduler
-    (the forms live in :mod:`vocencebench.specs`)."""
+def make_executor(spec: str | None = None, *, workers: int | None = None,
+                  units: int | None = None) -> Executor:
+    """``None``/``local`` → local process pool (serial when it would have one worker);
+    ``serial``; ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing
+    scheduler (the forms live in :mod:`vocencebench.specs`). Local workers are capped at the
+    CPUs available and at ``units`` (the number of units of work, when known); the
+    executor's ``note`` says so. Specs and worker counts are checked before anything starts
+    (:func:`validate_executor_spec`, :func:`check_workers`)."""
+    validate_executor_spec(spec)
+    check_workers(workers)
     from . import specs
 
-    exe: Executor = specs.build("executor", spec, workers=workers)
+    exe: Executor = specs.build("executor", spec, workers=workers, units=units)
     return exe

@@ -224,28 +224,32 @@ register("transcriber", "pocketsphinx", "pocketsphinx", _pocketsphinx, bare=True
 # ----------------------------------------------------------------------------- executors
 
 
-def _local(arg: str, *, workers: int | None = None) -> Any:
-    from .executor import LocalExecutor, SerialExecutor, default_workers
+def _local(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
+    from .executor import LocalExecutor, SerialExecutor, capped_workers
 
-    w = workers or default_workers()
-    return SerialExecutor() if w == 1 else LocalExecutor(w)
+    n, note = capped_workers(workers, units)
+    exe: Any = SerialExecutor() if n == 1 else LocalExecutor(n)  # already capped
+    exe.note = note
+    return exe
 
 
-def _serial(arg: str, *, workers: int | None = None) -> Any:
+def _serial(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
     from .executor import SerialExecutor
 
     return SerialExecutor()
 
 
-def _dask(arg: str, *, workers: int | None = None) -> Any:
+def _dask(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
     from .executor import DaskExecutor
 
     return DaskExecutor(arg or None, workers=workers)
 
 
-register("executor", "local", "local", _local, bare=True, needs_arg=False, options=("workers",))
-register("executor", "", "local", _local, bare=True, needs_arg=False, options=("workers",))
+_EXECUTOR_OPTIONS = ("workers", "units")
+register("executor", "local", "local", _local, bare=True, needs_arg=False,
+         options=_EXECUTOR_OPTIONS)
+register("executor", "", "local", _local, bare=True, needs_arg=False, options=_EXECUTOR_OPTIONS)
 register("executor", "serial", "serial", _serial, bare=True, needs_arg=False,
-         options=("workers",))
+         options=_EXECUTOR_OPTIONS)
 register("executor", "dask", "dask[:ADDRESS]", _dask, bare=True, needs_arg=False,
-         options=("workers",))
+         options=_EXECUTOR_OPTIONS)

@@ -538,6 +538,10 @@ def _render_wav(engine: _Engine, text: str, settings: EspeakSettings) -> bytes:
 #           └── clip process (os.fork of the template): renders exactly one clip, writes
 #               b"W"+wav or b"E"+message to a pipe, and exits with os._exit.
 #
+# Both kinds die with their parent (PR_SET_PDEATHSIG on Linux, else a poll of the parent
+# pid in the template), even when the caller is SIGKILLed, and ignore SIGINT: a Ctrl-C stops
+# the caller, which then kills its templates at once (see vocencebench._procs).
+#
 # Every clip process starts from the same memory image (a just-initialised library), which is
 # what a brand-new process that loads the library would have, minus the cost of loading it:
 # the reference renderings are the same bytes either way (tests/test_tts.py checks both).
@@ -562,10 +566,15 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _clip_process(engine: _Engine, text: str, settings: EspeakSettings, fd: int) -> None:
+def _clip_process(engine: _Engine, text: str, settings: EspeakSettings, fd: int,
+                  template_pid: int | None = None) -> None:
     """Body of a clip process. Never returns: always ends in ``os._exit``."""
     code = 0
     try:
+        if template_pid is not None:
+            from ._procs import die_with_parent
+
+            die_with_parent(template_pid)
         try:
             msg = b"W" + _render_wav_in_clip_process(engine, text, settings)
         except BaseException as exc:  # reported through the pipe
@@ -589,10 +598,11 @@ def _render_one(engine: _Engine, text: str, settings: EspeakSettings, timeout: f
                 ) -> tuple[bool, bytes]:
     """In the template process: fork a clip process and collect (ok, WAV bytes or message)."""
     r, w = os.pipe()
+    template_pid = os.getpid()
     pid = os.fork()
     if pid == 0:  # the clip process
         os.close(r)
-        _clip_process(engine, text, settings, w)
+        _clip_process(engine, text, settings, w, template_pid)
     os.close(w)
     try:
         data = _read_all(r, time.monotonic() + timeout)
@@ -612,8 +622,12 @@ def _render_one(engine: _Engine, text: str, settings: EspeakSettings, timeout: f
     return False, f"eSpeak clip process died ({how})".encode()
 
 
-def _template_main(conn: Connection, timeout: float) -> None:
+def _template_main(conn: Connection, timeout: float, parent_pid: int | None = None) -> None:
     """A worker lane: initialise the library once, then one clip process per request."""
+    from ._procs import WATCH_INTERVAL_S, die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl-C
+    armed = die_with_parent(parent_pid) if parent_pid is not None else True
     engine: _Engine | None = None
     try:
         ready = _Engine(*_paths())
@@ -624,6 +638,10 @@ def _template_main(conn: Connection, timeout: float) -> None:
         failure = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
     while True:
         try:
+            if not armed:  # no parent-death signal here: watch the parent between jobs
+                while not conn.poll(WATCH_INTERVAL_S):
+                    if os.getppid() != parent_pid:
+                        os._exit(1)
             job = conn.recv()
         except EOFError:
             break
@@ -638,8 +656,15 @@ def _template_main(conn: Connection, timeout: float) -> None:
     conn.close()
 
 
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    return min(_cpus(), 8)
 
 
 def _short(text: str) -> str:
@@ -660,7 +685,7 @@ class _Lane:
 
 def _start_lane(ctx: Any, timeout: float) -> _Lane:
     parent_end, child_end = ctx.Pipe(duplex=True)
-    proc = ctx.Process(target=_template_main, args=(child_end, timeout),
+    proc = ctx.Process(target=_template_main, args=(child_end, timeout, os.getpid()),
                        name="vocencebench-espeak", daemon=True)
     proc.start()
     child_end.close()
@@ -678,6 +703,7 @@ def _run(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
     n = _default_workers() if workers is None else workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+    n = min(n, _cpus())  # lanes are CPU-bound: more than the CPUs only costs memory
     out: list[bytes | SynthesisError | None] = [None] * len(jobs)
     todo: deque[tuple[int, str, EspeakSettings]] = deque()
     settings_of: dict[int, EspeakSettings] = {}
@@ -705,6 +731,7 @@ def _run(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
             todo.appendleft((j, t, settings_of[j]))
         lanes[k] = _replace_lane(lane, ctx, timeout)
 
+    finished = False
     try:
         while True:
             for k, lane in enumerate(lanes):
@@ -742,9 +769,13 @@ def _run(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
                     lane.deadline = time.monotonic() + timeout + grace
                 elif time.monotonic() >= lane.deadline:
                     lane_lost(k, "eSpeak worker stopped answering")
+        finished = True
     finally:
         for lane in lanes:
-            _stop_lane(lane)
+            if finished:
+                _stop_lane(lane)
+            else:  # interrupted (Ctrl-C, an error): stop at once, do not drain the queue
+                _kill_lane(lane)
     return [r if r is not None else SynthesisError("internal: job not run") for r in out]
 
 
@@ -756,6 +787,13 @@ def _stop_lane(lane: _Lane) -> None:
     if lane.process.is_alive():
         lane.process.kill()
         lane.process.join()
+
+
+def _kill_lane(lane: _Lane) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        lane.process.kill()
+        lane.process.join()
+    lane.conn.close()
 
 
 def _replace_lane(lane: _Lane, ctx: Any, timeout: float) -> _Lane:
