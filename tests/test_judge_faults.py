@@ -417,3 +417,11 @@ def test_echoed_masked_key_and_url_credentials_never_leak() -> None:
         for secret in (KEY, "****cdef", "pw-IN-URL-12345678", "QUERY-KEY-87654321"):
             assert secret not in t, (secret, t)
     assert len(srv.calls) == 1 and err.value.fatal
+
+
+def test_options_repr_and_record_hide_url_credentials() -> None:
+    opts = BackendOptions(base_url="https://u:pw-OPT-12345678@h/v1?key=Q-OPT-1234",
+                          max_output_tokens=5)
+    for text in (repr(opts), json.dumps(opts.to_dict())):
+        assert "pw-OPT" not in text and "Q-OPT" not in text
+    assert repr(opts) == "BackendOptions(base_url='https://h/v1', max_output_tokens=5)"

@@ -97,7 +97,7 @@ def test_transcribers_follow_the_protocol() -> None:
 
 
 def test_bad_input_type() -> None:
-    with pytest.raises(ConfigError, match="WAV bytes or an Audio"):
+    with pytest.raises(ConfigError, match="audio bytes, an Audio or a Clip"):
         pocketsphinx_transcriber()("clip.wav")  # type: ignore[arg-type]
 
 

@@ -37,7 +37,7 @@ from .errors import ConfigError, MissingDependencyError, TranscriptionError, Voc
 from .textnorm import word_errors
 
 if TYPE_CHECKING:
-    from .audio import Audio
+    from .audio import Audio, Clip
 
 __all__ = [
     "GATE_OFF_BANNER",
@@ -104,14 +104,17 @@ class Transcriber(Protocol):
     def __call__(self, wav: bytes | Audio) -> Transcript: ...
 
 
-def _as_audio(wav: bytes | Audio) -> Audio:
-    from .audio import Audio, load_audio
+def _as_audio(wav: bytes | Audio | Clip) -> Audio:
+    from .audio import Audio, Clip, load_audio
 
     if isinstance(wav, Audio):
         return wav
+    if isinstance(wav, Clip):
+        return wav.audio()  # decoded once, kept with the clip
     if isinstance(wav, bytes | bytearray | memoryview):
         return load_audio(bytes(wav))
-    raise ConfigError(f"a transcriber needs WAV bytes or an Audio, got {type(wav).__name__}")
+    raise ConfigError(
+        f"a transcriber needs audio bytes, an Audio or a Clip, got {type(wav).__name__}")
 
 
 def _version(dist: str) -> str:

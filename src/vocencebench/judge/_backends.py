@@ -303,7 +303,7 @@ def _positive(name: str, v: Any, *, integer: bool = False, zero: bool = False) -
         raise ConfigError(f"{name} must be {kind} {bound}, got {v!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BackendOptions:
     """Every option of the HTTP judge backends, in one frozen object (times in seconds,
     prices in USD per million tokens).
@@ -387,6 +387,16 @@ class BackendOptions:
         if self.spend_cap_usd is not None:
             _positive("spend_cap_usd", self.spend_cap_usd)
         _positive("max_body_bytes", self.max_body_bytes, integer=True)
+
+    def __repr__(self) -> str:  # the base URL without credentials
+        changed = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v == f.default or (f.name == "prices" and not v):
+                continue
+            shown = safe_url(v) if f.name == "base_url" else v
+            changed.append(f"{f.name}={shown!r}")
+        return f"BackendOptions({', '.join(changed)})"
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ from ..prompts import (
     parse_answer,
     parse_combined_answer,
 )
-from ..redact import safe_url
+from ..redact import redact, safe_url
 from ..schema import Verdict, dumps_canonical
 from ..traits import TRAITS, TraitRegistry
 from ._backends import (
@@ -622,12 +622,12 @@ class Judge:
             if callable(recorder):
                 recorder()
         log.warning("judge %s: invalid answer (try %d of %d): %s", self.model, attempt + 1,
-                    self.max_invalid_retries + 1, exc)
+                    self.max_invalid_retries + 1, redact(exc))
 
     def _give_up(self, last: JudgeResponseError | None) -> JudgeResponseError:
         return JudgeResponseError(
             f"judge {self.model} gave no valid verdict JSON in {self.max_invalid_retries + 1} "
-            f"tries (last problem: {last}); no score was recorded. Retry later or raise "
+            f"tries (last problem: {redact(last)}); no score was recorded. Retry later or raise "
             "max_invalid_retries"
         )
 
