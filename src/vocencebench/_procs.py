@@ -27,15 +27,19 @@ guard and are killed on timeout only.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from types import FrameType
 
 __all__ = ["WATCH_INTERVAL_S", "die_with_parent", "pid_alive", "process_start",
-           "set_parent_death_signal", "watch_process", "worker_init", "worker_initargs"]
+           "set_parent_death_signal", "sigterm_as_interrupt", "watch_process", "worker_init",
+           "worker_initargs"]
 
 #: Seconds between two checks of the parent watch.
 WATCH_INTERVAL_S = 0.25
@@ -133,3 +137,27 @@ def worker_initargs() -> tuple[int, str | None]:
     """The ``initargs`` of :func:`worker_init` for pools started by this process."""
     pid = os.getpid()
     return pid, process_start(pid)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM stops the main thread like Ctrl-C (``KeyboardInterrupt``).
+
+    A run ended by ``kill`` or a job scheduler then cleans up as after Ctrl-C: workers and
+    eSpeak templates are stopped at once, the cache (which commits every finished unit) is
+    left consistent, and the CLI prints its one line. Outside the main thread it does nothing
+    (signal handlers belong to the main thread). Without it SIGTERM ends the process at once;
+    every child still dies with it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
