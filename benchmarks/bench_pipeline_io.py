@@ -91,7 +91,6 @@ class _Speech:
 def _serve(conn: Any, latency: float, cap: int, judge_latency: float) -> None:
     """The server process: two speech servers and a judge; sends their ports, then waits."""
     from judge_fakes import FakeJudgeServer, Reply, answer
-
     from vocencebench import tts
 
     voices = [tts.EspeakSettings(), tts.EspeakSettings(voice="en-us+f3", pitch=70),

@@ -177,9 +177,12 @@ class _Runner:
         fut = self._exe.submit(fn, job)
         return fut
 
-    def close(self) -> None:
+    def close(self, *, now: bool = False) -> None:
         if self._threads is not None:
-            self._threads.shutdown(wait=True, cancel_futures=True)
+            self._threads.shutdown(wait=not now, cancel_futures=True)
+        abort = getattr(self._exe, "abort", None)
+        if now and self.remote and callable(abort):
+            abort()
 
 
 def _delete_row(store: Cache, table: str, key: str) -> None:
@@ -315,8 +318,11 @@ class Engine:
                 self._pump()
             if self._error is not None:
                 raise self._error
-        finally:
-            self._shutdown()
+        except BaseException:  # Ctrl-C, SIGTERM, a ConfigError: stop every stage now
+            self._halt.set()
+            self._shutdown(now=True)
+            raise
+        self._shutdown()
         return self._finish()
 
     def _wants_more(self) -> bool:
@@ -355,14 +361,16 @@ class Engine:
             d.clear()
         self._analysis_pending.clear()
 
-    def _shutdown(self) -> None:
-        for pool in self._synth_threads:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if self._judge_threads is not None:
-            self._judge_threads.shutdown(wait=True, cancel_futures=True)
-        if self._batch_threads is not None:
-            self._batch_threads.shutdown(wait=True, cancel_futures=True)
-        self._runner.close()
+    def _shutdown(self, *, now: bool = False) -> None:
+        """Stop the stage threads; ``now`` (an interrupt) waits for nothing and kills the
+        executor's running units (finished work is already in the cache)."""
+        for f in list(self._in_flight):
+            f.cancel()
+        pools = [*self._synth_threads, self._judge_threads, self._batch_threads]
+        for pool in pools:
+            if pool is not None:
+                pool.shutdown(wait=not now, cancel_futures=True)
+        self._runner.close(now=now)
         self._progress.stop()
 
     def timings(self) -> dict[str, float]:
