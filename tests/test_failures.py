@@ -324,3 +324,16 @@ def test_a_clip_without_speech_gets_unmeasurable_batched_traits_without_the_mode
         assert r.label == vb.UNMEASURABLE and r.d == 0.0
         assert r.detail == {"unmeasurable": "no voiced frames"}
     assert h.complete
+
+
+def test_a_judge_server_answering_401_stops_the_run_after_its_first_calls(tmp_path: Path
+                                                                          ) -> None:
+    def refuse(call: Call) -> Reply:
+        return Reply(status=401, body={"error": {"message": "invalid api key"}})
+
+    with FakeJudgeServer("openai", refuse) as js:
+        h = _run(judge=_judge(js.url), cache=tmp_path / "c.sqlite", judge_concurrency=2)
+        calls = len(js.calls)
+    assert 1 <= calls <= 2 < N_CALLS  # fatal: no call after the first answers
+    assert h.decision.winner == INCOMPLETE and len(h.incomplete_items) == len(ITEMS)
+    assert all(r.startswith("judge: ") and "401" in r for r in h.incomplete_items.values())
