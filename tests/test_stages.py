@@ -66,3 +66,21 @@ def test_a_large_run_keeps_its_pairs_on_disk(monkeypatch: Any, tmp_path: Any) ->
     assert big.decision == small.decision and big.samples == small.samples
     assert pickle.loads(pickle.dumps(big)).pairs == small.pairs
     assert load_run(big.save(tmp_path / "run")).pairs == small.pairs
+
+
+def test_compare_models_scores_given_clips_like_benchmark() -> None:
+    def hum(text: str, instruction: str) -> bytes:
+        return tone_wav(200.0 + len(text) % 5, seconds=0.4)
+
+    probes = vb.ProbeSet([WhereProbe()])
+    ran = vb.benchmark(ITEMS, hum, hum, probes=probes, labels=("a", "b"), workers=1,
+                       progress=False)
+    clips = [hum(it.text, it.instruction) for it in ITEMS]
+    missing = {ITEMS[0].id: "synthesis: the GPU ran out of memory"}
+    given = vb.compare_models(ITEMS, [None, *clips[1:]], {it.id: c for it, c
+                                                           in zip(ITEMS, clips, strict=True)},
+                              probes=probes, labels=("a", "b"), workers=1, progress=False,
+                              synthesis_failures=(missing, {}))
+    assert given.pairs[0].a.S == 0.0
+    assert given.pairs[0].a.failure == "synthesis: the GPU ran out of memory"
+    assert [p.b for p in given.pairs] == [p.b for p in ran.pairs]
