@@ -337,3 +337,44 @@ def test_a_judge_server_answering_401_stops_the_run_after_its_first_calls(tmp_pa
     assert 1 <= calls <= 2 < N_CALLS  # fatal: no call after the first answers
     assert h.decision.winner == INCOMPLETE and len(h.incomplete_items) == len(ITEMS)
     assert all(r.startswith("judge: ") and "401" in r for r in h.incomplete_items.values())
+
+
+def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from vocencebench.errors import InstrumentError
+
+    fake = types.ModuleType("vocencebench.canaries")
+    verdict: dict[str, Any] = {"fail": True}
+
+    class Report:
+        passed = True
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"passed": True, "checks": 3}
+
+    def run_canaries(**kw: Any) -> Report:
+        assert kw["probes"] is not None and kw["registry"] is not None
+        if verdict["fail"]:
+            raise InstrumentError("the gender probe calls the man's clip female", fatal=True)
+        return Report()
+
+    fake.run_canaries = run_canaries  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vocencebench.canaries", fake)
+    calls: list[str] = []
+    a, b = _systems()
+
+    def counted(text: str, instruction: str) -> bytes:
+        calls.append(text)
+        return b(text, instruction)
+
+    h = _run(systems=(a, counted), canaries=True)
+    assert calls == [] and h.decision.winner == INCOMPLETE
+    assert all(r.startswith("canaries: ") for r in h.incomplete_items.values())
+    assert h.metadata["canaries"]["passed"] is False
+    verdict["fail"] = False
+    ok = _run(systems=(a, counted), canaries=True)
+    assert ok.complete and ok.metadata["canaries"] == {"ran": True, "passed": True,
+                                                       "report": {"passed": True, "checks": 3}}
+    assert _run().metadata["canaries"] == {"ran": False, "skipped": True}

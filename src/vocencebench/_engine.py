@@ -217,6 +217,7 @@ class Engine:
         clip_stores: tuple[Cache, Cache],
         executor: Any,
         dask: Any = None,
+        preflight: Callable[[], None] | None = None,
     ) -> None:
         self.items = list(items)
         self.systems = systems
@@ -228,6 +229,7 @@ class Engine:
         self.store = store
         self.clip_stores = clip_stores
         self.dask = dask
+        self.preflight = preflight
         self._q: queue.Queue[tuple[Callable[..., None], tuple[Any, ...], Future[Any]]] = (
             queue.Queue())
         self._in_flight: set[Future[Any]] = set()
@@ -299,8 +301,16 @@ class Engine:
         """Every item's :class:`PairResult`, in corpus order (a tuple, or a
         :class:`~vocencebench.result.PairList` for a large run)."""
         try:
-            # Canaries (a later stage) plug in here: checks that run before any item is
-            # admitted and may stop the run with a reason (self._stop) or raise ConfigError.
+            # Before any item is admitted: the known-answer canaries. An instrument that
+            # fails them stops the run (every item incomplete, with that reason); a
+            # ConfigError is raised.
+            if self.preflight is not None:
+                try:
+                    self.preflight()
+                except ConfigError:
+                    raise
+                except Exception as exc:
+                    self._stop(fail.reason(fail.CANARIES, exc))
             self._admit()
             self._pump()
             while self._in_flight or self._wants_more():

@@ -193,6 +193,7 @@ def _run(
     allow_incomplete: bool,
     max_in_flight: int,
     metadata: Mapping[str, Any],
+    canaries: bool = False,
 ) -> Head2Head:
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
@@ -239,6 +240,11 @@ def _run(
 
             dask = DaskPlan(exe)
         run_judge = _judge_with_cache(judge, store)
+        canary_meta: dict[str, Any] = {"ran": False}
+
+        def preflight() -> None:
+            _run_canaries(probes, run_judge, store, reg, canary_meta)
+
         engine = Engine(
             items, systems, hooks,
             options=RunOptions(labels=labels, registry=reg, dimensions=dims,
@@ -247,6 +253,7 @@ def _run(
                                concurrency=conc, window=max_in_flight, progress=progress),
             probes=probes, transcriber=transcriber, judge=run_judge, store=store,
             clip_stores=(clip_stores[0], clip_stores[1]), executor=exe, dask=dask,
+            preflight=preflight if canaries else None,
         )
         pairs = engine.run()
         decision = decide_pairs(pairs, labels, allow_incomplete=allow_incomplete)
@@ -256,6 +263,7 @@ def _run(
         meta["systems"] = {labels[0]: hooks[0].system_id, labels[1]: hooks[1].system_id,
                            **dict(metadata.get("systems", {}))}
         meta["judge_all_at_once"] = all_at_once
+        meta["canaries"] = canary_meta if canaries else {"ran": False, "skipped": True}
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
@@ -273,6 +281,31 @@ def _run(
             shutil.rmtree(scratch_dir, ignore_errors=True)
         if own_store:
             store.close()
+
+
+def _run_canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry,
+                  out: dict[str, Any]) -> None:
+    """The known-answer canaries (:mod:`vocencebench.canaries`) on the run's probes and judge,
+    before any item; a failure raises (the engine turns it into the run's stop reason)."""
+    try:
+        from . import canaries as canary_mod  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        out.update(ran=False, unavailable="vocencebench.canaries is not installed")
+        return
+    cache = None if isinstance(store, NullCache) else store
+    try:
+        report = canary_mod.run_canaries(probes=probes, judge=judge, cache=cache,
+                                         registry=registry)
+    except Exception as exc:
+        out.update(ran=True, passed=False, report=_report_dict(getattr(exc, "report", None)))
+        raise
+    out.update(ran=True, passed=bool(getattr(report, "passed", True)),
+               report=_report_dict(report))
+
+
+def _report_dict(report: Any) -> Any:
+    to_dict = getattr(report, "to_dict", None)
+    return to_dict() if callable(to_dict) else None
 
 
 def benchmark(
@@ -296,6 +329,7 @@ def benchmark(
     concurrency: Concurrency = None,
     allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
+    canaries: bool = False,
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -310,6 +344,9 @@ def benchmark(
     ``registry``: the run's traits (default: the probe set's). ``allow_incomplete``: when an
     instrument failed on some items, decide on the complete ones (the reason says so) instead
     of naming no winner. ``max_in_flight``: items open at once (bounds memory).
+    ``canaries``: first check the probes and the judge on known-answer clips
+    (:mod:`vocencebench.canaries`); an instrument that fails them stops the run before any
+    item (INCOMPLETE, reason ``canaries: …``); the outcome is in ``metadata["canaries"]``.
 
     A fatal instrument error (a judge that answers 401/404, an exhausted daily quota) stops
     the run within seconds: queued work is cancelled, finished work stays cached, and the
@@ -320,7 +357,8 @@ def benchmark(
                 executor=executor, progress=progress, consistent=consistent, votes=votes,
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=concurrency,
-                allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={})
+                allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={},
+                canaries=canaries)
 
 
 def compare_models(
