@@ -69,7 +69,8 @@ def test_a_ninth_trait_flows_from_corpus_to_head2head_and_run_json() -> None:
     assert back.pairs == h.pairs and back.decision == h.decision
 
 
-@pytest.mark.xfail(raises=vb.ConfigError, strict=True,
+# Passes once report.py reads h.registry (the report stream's change): drop this marker then.
+@pytest.mark.xfail(raises=vb.ConfigError, strict=False,
                    reason="report/metrics read the global registry until the report stream "
                           "passes h.registry on")
 def test_a_ninth_trait_flows_to_the_saved_reports(tmp_path: Path, capsys: Any) -> None:
