@@ -47,10 +47,12 @@ def _cluster(tmp: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
         procs.append(subprocess.Popen(
             [str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port),
              "--no-dashboard"], env=env, stdout=log, stderr=log))
-        # No nanny: a killed worker stays dead (the nanny would restart it).
+        # No nanny: a killed worker stays dead (the nanny would restart it). Worker w1
+        # advertises a GPU: the model units must run there and only there.
         workers = [subprocess.Popen(
             [str(dask), "worker", address, "--host", "127.0.0.1", "--no-nanny",
-             "--nthreads", "1", "--no-dashboard", "--name", f"w{k}"],
+             "--nthreads", "1", "--no-dashboard", "--name", f"w{k}",
+             *(["--resources", "GPU=1"] if k == 1 else [])],
             env=env, stdout=log, stderr=log) for k in range(2)]
         procs += workers
         from distributed import Client
@@ -104,16 +106,32 @@ def test_a_worker_killed_mid_run_changes_no_score(tmp_path: Path) -> None:
                     return
                 time.sleep(0.01)
 
+        from distributed import get_task_stream
+
+        from vocencebench.executor import DaskExecutor
+
+        exe = DaskExecutor(address)
+        gpu_worker = next(a for a, w in exe.client.scheduler_info()["workers"].items()
+                          if w.get("name") == "w1")
         t = threading.Thread(target=killer, daemon=True)
         t.start()
         try:
-            remote = _run(f"dask:{address}", cache)
+            with get_task_stream(exe.client) as stream:
+                remote = _run(exe, cache)
         finally:
             done.set()
             t.join(timeout=10)
+            exe.close()
         assert killed.is_set(), "the run finished before a worker could be killed"
         assert workers[0].wait(timeout=10) == -signal.SIGKILL
         assert remote.metadata["executor"]["name"] == "dask"
+        where: dict[str, set[str]] = {}
+        for task in stream.data:
+            where.setdefault(str(task["key"]).split("-")[0], set()).add(task["worker"])
+        # Synthesis of the model system and the batched probe ran on the workers, on the
+        # GPU worker only; the per-clip analyses ran on the workers too.
+        assert where["synthesize"] == {gpu_worker} and where["measure"] == {gpu_worker}
+        assert "analyse" in where
     assert remote.complete and local.complete
     local.save(tmp_path / "local")
     remote.save(tmp_path / "remote")

@@ -291,3 +291,90 @@ def test_allow_incomplete_decides_on_the_complete_items(tmp_path: Path) -> None:
     assert lenient.decision.reason.startswith(f"decided on {len(ITEMS) - 1} of {len(ITEMS)} "
                                               "items; 1 incomplete: probes: 1")
     assert lenient.decision.lcb == strict.decision.lcb  # the same numbers, only named
+
+
+def test_a_clip_without_speech_gets_unmeasurable_batched_traits_without_the_model() -> None:
+    from types import SimpleNamespace
+
+    from dask_fakes import BatchedLoudness
+
+    class Counting(BatchedLoudness):
+        seen = 0
+
+        def measure_batch(self, audios: Any, items: Any) -> Any:
+            Counting.seen += len(audios)
+            return super().measure_batch(audios, items)
+
+    class VadSet(vb.ProbeSet):
+        """A set whose speech check hears nothing in the shorter clips."""
+
+        def speech_check(self, audio: Any) -> Any:
+            return SimpleNamespace(present=audio.duration > 0.52, reason="no voiced frames")
+
+        def unmeasurable_results(self, item: Item, reason: str, traits: Any = None) -> Any:
+            return {t: ProbeResult(t, None, "", vb.UNMEASURABLE, 0.0, "batched-loudness@1",
+                                   detail={"unmeasurable": reason}) for t in traits}
+
+    h = _run(probes=VadSet([PitchProbe(), Counting()]))
+    silent = [an for p in h.pairs for an in (p.analysis_a, p.analysis_b)
+              if an.duration is not None and an.duration <= 0.52]
+    assert silent and Counting.seen == 2 * len(ITEMS) - len(silent)
+    for an in silent:
+        r = an.probes["loudness"]
+        assert r.label == vb.UNMEASURABLE and r.d == 0.0
+        assert r.detail == {"unmeasurable": "no voiced frames"}
+    assert h.complete
+
+
+def test_a_judge_server_answering_401_stops_the_run_after_its_first_calls(tmp_path: Path
+                                                                          ) -> None:
+    def refuse(call: Call) -> Reply:
+        return Reply(status=401, body={"error": {"message": "invalid api key"}})
+
+    with FakeJudgeServer("openai", refuse) as js:
+        h = _run(judge=_judge(js.url), cache=tmp_path / "c.sqlite", judge_concurrency=2)
+        calls = len(js.calls)
+    assert 1 <= calls <= 2 < N_CALLS  # fatal: no call after the first answers
+    assert h.decision.winner == INCOMPLETE and len(h.incomplete_items) == len(ITEMS)
+    assert all(r.startswith("judge: ") and "401" in r for r in h.incomplete_items.values())
+
+
+def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from vocencebench.errors import InstrumentError
+
+    fake = types.ModuleType("vocencebench.canaries")
+    verdict: dict[str, Any] = {"fail": True}
+
+    class Report:
+        passed = True
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"passed": True, "checks": 3}
+
+    def run_canaries(**kw: Any) -> Report:
+        assert kw["probes"] is not None and kw["registry"] is not None
+        if verdict["fail"]:
+            raise InstrumentError("the gender probe calls the man's clip female", fatal=True)
+        return Report()
+
+    fake.run_canaries = run_canaries  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vocencebench.canaries", fake)
+    calls: list[str] = []
+    a, b = _systems()
+
+    def counted(text: str, instruction: str) -> bytes:
+        calls.append(text)
+        return b(text, instruction)
+
+    h = _run(systems=(a, counted), canaries=True)
+    assert calls == [] and h.decision.winner == INCOMPLETE
+    assert all(r.startswith("canaries: ") for r in h.incomplete_items.values())
+    assert h.metadata["canaries"]["passed"] is False
+    verdict["fail"] = False
+    ok = _run(systems=(a, counted), canaries=True)
+    assert ok.complete and ok.metadata["canaries"] == {"ran": True, "passed": True,
+                                                       "report": {"passed": True, "checks": 3}}
+    assert _run().metadata["canaries"] == {"ran": False, "skipped": True}

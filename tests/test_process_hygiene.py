@@ -158,16 +158,21 @@ def test_an_interrupted_run_ends_with_one_line_and_resumes(tmp_path: Path, how: 
     assert lines == ["run: interrupted; finished work is kept in the cache"], lines
     if how == "sigterm":
         return
-    # The cache is consistent: the same run resumes, every clip comes from it.
+    # The cache is consistent: the same run resumes, every clip finished before the interrupt
+    # comes from it (the streaming pipeline analyses while it still synthesises, so some
+    # clips may not have been made yet).
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+        kept = int(db.execute("SELECT COUNT(*) FROM clips").fetchone()[0])
+    assert kept >= 1
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(tmp_path)])}
     res = subprocess.run([sys.executable, str(tmp_path / "run.py"), "resume",
                           str(tmp_path / "cache.sqlite")], env=env, capture_output=True,
                          text=True, timeout=240, check=False)
     assert res.returncode == 0, res.stderr[-2000:]
-    # The stages stream: analysis starts before the last clip is synthesised, so the
-    # interrupt may land before all 12 clips exist. What was committed is reused.
-    counts = json.loads(res.stdout.splitlines()[-1])
-    assert counts["clip_hits"] + counts["clip_misses"] == 12 and counts["clip_hits"] >= 2
+    assert json.loads(res.stdout.splitlines()[-1]) == {"clip_hits": kept,
+                                                        "clip_misses": 12 - kept}
 
 
 # --------------------------------------------------------------------------- command systems

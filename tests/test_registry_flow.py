@@ -69,7 +69,8 @@ def test_a_ninth_trait_flows_from_corpus_to_head2head_and_run_json() -> None:
     assert back.pairs == h.pairs and back.decision == h.decision
 
 
-@pytest.mark.xfail(raises=vb.ConfigError, strict=True,
+# Passes once report.py reads h.registry (the report stream's change): drop this marker then.
+@pytest.mark.xfail(raises=vb.ConfigError, strict=False,
                    reason="report/metrics read the global registry until the report stream "
                           "passes h.registry on")
 def test_a_ninth_trait_flows_to_the_saved_reports(tmp_path: Path, capsys: Any) -> None:
@@ -89,14 +90,15 @@ def test_a_ninth_trait_flows_to_the_saved_reports(tmp_path: Path, capsys: Any) -
     assert got["winner"] == h.decision.winner and repr(got["lcb"]) == repr(h.decision.lcb)
 
 
-def test_a_probe_for_an_unknown_trait_is_refused_up_front() -> None:
+def test_a_run_whose_registry_lacks_the_trait_is_refused_up_front() -> None:
     registry = _registry()
     items = generate_template_corpus(15, registry=registry)
     probes = vb.ProbeSet([BreathinessProbe()], registry=registry)
-    try:
+    # The corpus gate (or, past it, the probe check) names the unknown trait before any work.
+    with pytest.raises((vb.CorpusError, vb.ConfigError), match="breathiness"):
         vb.benchmark(items, Hum(180.0), Hum(240.0), probes=probes, labels=("a", "b"),
                      workers=1, progress=False, registry=TRAITS)
-    except vb.ConfigError as exc:
-        assert "breathiness" in str(exc)
-    else:  # pragma: no cover
-        raise AssertionError("expected ConfigError")
+    with pytest.raises(vb.ConfigError, match="breathiness"):
+        vb.benchmark(vb.load_benchmark("benchmark_v1")[:2], Hum(180.0), Hum(240.0),
+                     probes=probes, labels=("a", "b"), workers=1, progress=False,
+                     registry=TRAITS)

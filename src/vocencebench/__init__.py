@@ -110,9 +110,8 @@ __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
     "load_audio", "Audio", "Clip", "to_wav_bytes",
     # corpus, scores and metrics
     "load_corpus", "validate_corpus", "read_corpus", "check_corpus", "corpus_hash",
-    "split_holdout", "read_scores",
-    "decide_scores", "write_scores", "win_rates", "control_success", "confusion_matrices",
-    "bootstrap_ci", "calibrate_files",
+    "split_holdout", "read_scores", "decide_scores", "write_scores", "win_rates",
+    "control_success", "confusion_matrices", "bootstrap_ci", "calibrate_files",
     # scoring
     "composite", "desirability", "gate", "margin", "PROMPT_VERSION",
     # traits

@@ -28,6 +28,7 @@ what is running finish, and marks every unfinished item incomplete with that rea
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import queue
 import sqlite3
@@ -45,6 +46,7 @@ from .adapters import SystemHooks, synthesize_item
 from .cache import Cache, cache_key
 from .errors import ConfigError, is_fatal
 from .pair import ClipAnalysis, PairResult, combine, needs_judge
+from .result import PairList
 from .schema import Item, ProbeResult, Verdict
 from .stages import (
     BatchJob,
@@ -60,7 +62,7 @@ from .stages import (
 )
 from .traits import TraitRegistry
 
-__all__ = ["DEFAULT_WINDOW", "Engine", "RunOptions"]
+__all__ = ["DEFAULT_WINDOW", "SPILL_PAIRS", "Engine", "RunOptions"]
 
 #: Items open (admitted, not yet closed) at once: bounds memory and the work in flight.
 DEFAULT_WINDOW = 64
@@ -68,6 +70,9 @@ DEFAULT_WINDOW = 64
 SYNTH_CHUNK = 16
 #: Clips per call of the batched (model-backed) probes.
 BATCH_CLIPS = 32
+#: Runs of more items keep their finished pairs on disk (:class:`~vocencebench.result.
+#: PairList`) instead of in memory (about 30 KB a pair), so memory does not grow with them.
+SPILL_PAIRS = 1000
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,8 @@ class _Open:
 class _Progress:
     """Rich progress bars, one per stage, updated by the coordinator only."""
 
-    def __init__(self, enabled: bool, n: int, labels: tuple[str, str]) -> None:
+    def __init__(self, enabled: bool, n: int, labels: tuple[str, str], *, judge: bool
+                 ) -> None:
         self._p: Any = None
         self._t: dict[str, Any] = {}
         if not enabled or n == 0:
@@ -126,15 +132,16 @@ class _Progress:
                            MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
         for name, total in ((f"synth {labels[0]}", n), (f"synth {labels[1]}", n),
                             ("analyse", 2 * n), ("judge", 0), ("items", n)):
-            self._t[name] = self._p.add_task(name, total=total)
+            if name != "judge" or judge:
+                self._t[name] = self._p.add_task(name, total=total)
         self._p.start()
 
     def tick(self, name: str, n: int = 1) -> None:
-        if self._p is not None:
+        if self._p is not None and name in self._t:
             self._p.advance(self._t[name], n)
 
     def grow(self, name: str, n: int) -> None:
-        if self._p is not None:
+        if self._p is not None and name in self._t:
             task = self._p.tasks[self._t[name]]
             self._p.update(self._t[name], total=(task.total or 0) + n)
 
@@ -170,9 +177,12 @@ class _Runner:
         fut = self._exe.submit(fn, job)
         return fut
 
-    def close(self) -> None:
+    def close(self, *, now: bool = False) -> None:
         if self._threads is not None:
-            self._threads.shutdown(wait=True, cancel_futures=True)
+            self._threads.shutdown(wait=not now, cancel_futures=True)
+        abort = getattr(self._exe, "abort", None)
+        if now and self.remote and callable(abort):
+            abort()
 
 
 def _delete_row(store: Cache, table: str, key: str) -> None:
@@ -207,6 +217,7 @@ class Engine:
         clip_stores: tuple[Cache, Cache],
         executor: Any,
         dask: Any = None,
+        preflight: Callable[[], None] | None = None,
     ) -> None:
         self.items = list(items)
         self.systems = systems
@@ -218,10 +229,15 @@ class Engine:
         self.store = store
         self.clip_stores = clip_stores
         self.dask = dask
+        self.preflight = preflight
         self._q: queue.Queue[tuple[Callable[..., None], tuple[Any, ...], Future[Any]]] = (
             queue.Queue())
         self._in_flight: set[Future[Any]] = set()
-        self._results: list[PairResult | None] = [None] * len(self.items)
+        # Small runs keep their pairs in memory; large ones spill each to disk as it closes.
+        self._spill: PairList | None = (PairList(len(self.items))
+                                        if len(self.items) > SPILL_PAIRS else None)
+        self._results: list[PairResult | None] = (
+            [] if self._spill is not None else [None] * len(self.items))
         self._open: dict[int, _Open] = {}
         self._next = 0
         self._stopped: str | None = None
@@ -276,15 +292,25 @@ class Engine:
         self._judge_threads = (ThreadPoolExecutor(max(1, options.judge_concurrency),
                                                   thread_name_prefix="vocencebench-judge")
                                if judge is not None else None)
-        self._progress = _Progress(options.progress, len(self.items), options.labels)
+        self._progress = _Progress(options.progress, len(self.items), options.labels,
+                                   judge=judge is not None)
 
     # ------------------------------------------------------------------ the event loop
 
-    def run(self) -> list[PairResult]:
-        """Every item's :class:`PairResult`, in corpus order."""
+    def run(self) -> Sequence[PairResult]:
+        """Every item's :class:`PairResult`, in corpus order (a tuple, or a
+        :class:`~vocencebench.result.PairList` for a large run)."""
         try:
-            # Canaries (a later stage) plug in here: checks that run before any item is
-            # admitted and may stop the run with a reason (self._stop) or raise ConfigError.
+            # Before any item is admitted: the known-answer canaries. An instrument that
+            # fails them stops the run (every item incomplete, with that reason); a
+            # ConfigError is raised.
+            if self.preflight is not None:
+                try:
+                    self.preflight()
+                except ConfigError:
+                    raise
+                except Exception as exc:
+                    self._stop(fail.reason(fail.CANARIES, exc))
             self._admit()
             self._pump()
             while self._in_flight or self._wants_more():
@@ -302,8 +328,11 @@ class Engine:
                 self._pump()
             if self._error is not None:
                 raise self._error
-        finally:
-            self._shutdown()
+        except BaseException:  # Ctrl-C, SIGTERM, a ConfigError: stop every stage now
+            self._halt.set()
+            self._shutdown(now=True)
+            raise
+        self._shutdown()
         return self._finish()
 
     def _wants_more(self) -> bool:
@@ -342,14 +371,16 @@ class Engine:
             d.clear()
         self._analysis_pending.clear()
 
-    def _shutdown(self) -> None:
-        for pool in self._synth_threads:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if self._judge_threads is not None:
-            self._judge_threads.shutdown(wait=True, cancel_futures=True)
-        if self._batch_threads is not None:
-            self._batch_threads.shutdown(wait=True, cancel_futures=True)
-        self._runner.close()
+    def _shutdown(self, *, now: bool = False) -> None:
+        """Stop the stage threads; ``now`` (an interrupt) waits for nothing and kills the
+        executor's running units (finished work is already in the cache)."""
+        for f in list(self._in_flight):
+            f.cancel()
+        pools = [*self._synth_threads, self._judge_threads, self._batch_threads]
+        for pool in pools:
+            if pool is not None:
+                pool.shutdown(wait=not now, cancel_futures=True)
+        self._runner.close(now=now)
         self._progress.stop()
 
     def timings(self) -> dict[str, float]:
@@ -553,11 +584,19 @@ class Engine:
         for i, s, an, no_speech in fill:  # no speech: every batched trait is unmeasurable
             assert no_speech is not None
             filler = getattr(self.probes, "unmeasurable_results", None)
-            if callable(filler):
-                extra = dict(filler(self.items[i], no_speech, traits=self._batched_traits))
-                self._batch_done(i, s, an, extra)
-            else:  # pragma: no cover - the probes stream adds unmeasurable_results
+            if not callable(filler):  # pragma: no cover - a ProbeSet without the VAD
                 run.append((i, s, an))
+                continue
+            try:
+                extra = dict(filler(self.items[i], no_speech, traits=self._batched_traits))
+            except ConfigError:
+                raise
+            except Exception as exc:  # the probe set's own error: the instrument's
+                self._progress.tick("analyse")
+                self._side_done(i, s, replace(an, instrument_failure=fail.reason(
+                    fail.PROBES, f"{self.opt.labels[s]}: {fail.exc_text(exc)}")))
+                continue
+            self._batch_done(i, s, an, extra)
         if not run:
             return
         clips: list[bytes | Clip] = []
@@ -694,32 +733,44 @@ class Engine:
         st = self._open.pop(i)
         a, b = st.sides[0].analysis, st.sides[1].analysis
         assert a is not None and b is not None
-        self._results[i] = combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
-                                   judge_failures=st.jfail, registry=self.opt.registry,
-                                   dimensions=self.opt.dimensions)
+        self._keep(i, combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
+                              judge_failures=st.jfail, registry=self.opt.registry,
+                              dimensions=self.opt.dimensions))
         self._progress.tick("items")
 
-    def _finish(self) -> list[PairResult]:
+    def _keep(self, i: int, pair: PairResult) -> None:
+        if self._spill is not None:
+            self._spill.put(i, pair)
+        else:
+            self._results[i] = pair
+
+    def _done(self, i: int) -> bool:
+        if self._spill is not None:
+            return self._spill.filled(i)
+        return self._results[i] is not None
+
+    def _finish(self) -> Sequence[PairResult]:
         """Results in corpus order; an item the run did not finish is incomplete, with the
         reason that stopped the run."""
         why = self._stopped or fail.reason("run", "not finished")
-        out: list[PairResult] = []
         for i, item in enumerate(self.items):
-            res = self._results[i]
-            if res is None:
-                st = self._open.get(i)
-                ans = []
-                for s in (0, 1):
-                    an = st.sides[s].analysis if st is not None else None
-                    if an is None:
-                        an = ClipAnalysis(item.id, self.opt.labels[s],
-                                          sha256=st.sides[s].sha if st else None)
-                    ans.append(replace(an, instrument_failure=an.instrument_failure or why))
-                res = combine(item, ans[0], ans[1], st.verdicts if st else {},
-                              labels=self.opt.labels, judge_failures=st.jfail if st else {},
-                              registry=self.opt.registry, dimensions=self.opt.dimensions)
-            out.append(res)
-        return out
+            if self._done(i):
+                continue
+            st = self._open.get(i)
+            ans = []
+            for s in (0, 1):
+                an = st.sides[s].analysis if st is not None else None
+                if an is None:
+                    an = ClipAnalysis(item.id, self.opt.labels[s],
+                                      sha256=st.sides[s].sha if st else None)
+                ans.append(replace(an, instrument_failure=an.instrument_failure or why))
+            self._keep(i, combine(item, ans[0], ans[1], st.verdicts if st else {},
+                                  labels=self.opt.labels,
+                                  judge_failures=st.jfail if st else {},
+                                  registry=self.opt.registry, dimensions=self.opt.dimensions))
+        if self._spill is not None:
+            return self._spill
+        return tuple(p for p in self._results if p is not None)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -747,10 +798,10 @@ def _split_batched(probes: Any) -> tuple[Any, tuple[Any, ...]]:
     batched = tuple(p for p in probes.probes if callable(getattr(p, "measure_batch", None)))
     if not batched:
         return probes, ()
-    from .probes import ProbeSet
-
-    per_clip = ProbeSet([p for p in probes.probes if all(p is not q for q in batched)],
-                        diagnostics=probes.diagnostics, registry=probes.registry)
+    # The same set (its class, registry, diagnostics and speech check) without the batched
+    # probes: a copy whose probe tuple is the per-clip ones.
+    per_clip = copy.copy(probes)
+    per_clip.probes = tuple(p for p in probes.probes if all(p is not q for q in batched))
     return per_clip, batched
 
 

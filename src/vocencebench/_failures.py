@@ -14,6 +14,7 @@ prefix                blame       meaning
 ``transcription: ``   instrument  the ASR engine failed
 ``probes: ``          instrument  a probe crashed, or a covered dimension has no result
 ``judge: ``           instrument  the judge failed after its retries
+``canaries: ``        instrument  an instrument failed its known-answer check before the run
 ===================== =========== ==================================================
 """
 
@@ -29,6 +30,7 @@ SYNTHESIS_SERVICE: Final = "synthesis-service"
 TRANSCRIPTION: Final = "transcription"
 PROBES: Final = "probes"
 JUDGE: Final = "judge"
+CANARIES: Final = "canaries"
 
 Blame = Literal["system", "instrument"]
 

@@ -138,18 +138,6 @@ def _gate_corpus(items: Sequence[Item], registry: TraitRegistry) -> None:
         seen.add(it.id)
 
 
-def _canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry) -> Any:
-    """The known-answer canaries (:func:`vocencebench.canaries.run_canaries`) on the run's
-    probes and judge, cached in the run cache; raises CanaryError when one fails."""
-    from .canaries import run_canaries
-
-    if probes is None and judge is None:
-        return None
-    return run_canaries(probes=probes, judge=judge,
-                        cache=None if isinstance(store, NullCache) else store,
-                        registry=registry)
-
-
 def _concurrency(concurrency: Concurrency) -> tuple[int | None, int | None]:
     if concurrency is None:
         return (None, None)
@@ -205,7 +193,7 @@ def _run(
     allow_incomplete: bool,
     max_in_flight: int,
     metadata: Mapping[str, Any],
-    canaries: bool = True,
+    canaries: bool = False,
 ) -> Head2Head:
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
@@ -234,7 +222,8 @@ def _run(
     exe: Any = None
     own_executor = not callable(getattr(executor, "map_unordered", None))
     try:
-        exe = (make_executor(executor if isinstance(executor, str) else None, workers=workers)
+        exe = (make_executor(executor if isinstance(executor, str) else None, workers=workers,
+                             units=2 * len(items))
                if own_executor else executor)
         clip_stores: list[Cache] = []
         for hk in hooks:
@@ -251,9 +240,11 @@ def _run(
 
             dask = DaskPlan(exe)
         run_judge = _judge_with_cache(judge, store)
-        # Known answers first: an instrument that fails them stops the run (CanaryError)
-        # before a single clip of the corpus is synthesised or paid for.
-        canary = _canaries(probes, run_judge, store, reg) if canaries else None
+        canary_meta: dict[str, Any] = {"ran": False}
+
+        def preflight() -> None:
+            _run_canaries(probes, run_judge, store, reg, canary_meta)
+
         engine = Engine(
             items, systems, hooks,
             options=RunOptions(labels=labels, registry=reg, dimensions=dims,
@@ -262,8 +253,9 @@ def _run(
                                concurrency=conc, window=max_in_flight, progress=progress),
             probes=probes, transcriber=transcriber, judge=run_judge, store=store,
             clip_stores=(clip_stores[0], clip_stores[1]), executor=exe, dask=dask,
+            preflight=preflight if canaries else None,
         )
-        pairs = tuple(engine.run())
+        pairs = engine.run()
         decision = decide_pairs(pairs, labels, allow_incomplete=allow_incomplete)
         meta: dict[str, Any] = dict(metadata)
         meta.update(_run_metadata(items, probes, transcriber, judge, consistent, votes, exe,
@@ -271,22 +263,9 @@ def _run(
         meta["systems"] = {labels[0]: hooks[0].system_id, labels[1]: hooks[1].system_id,
                            **dict(metadata.get("systems", {}))}
         meta["judge_all_at_once"] = all_at_once
+        meta["canaries"] = canary_meta if canaries else {"ran": False, "skipped": True}
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
-        if canary is None:
-            meta["canaries"] = {"skipped": True}
-            meta["status"].append("CANARIES SKIPPED: the instruments were not checked against "
-                                  "known answers before this run")
-        else:
-            # Wall time goes with the other timings: the rest of the record is deterministic.
-            meta["canaries"] = {k: v for k, v in canary.to_dict().items()
-                                if k not in ("seconds", "cached")}
-            meta["timings"]["canaries_s"] = canary.seconds
-            req = [c for c in canary.checks if c.required]
-            meta["status"].append(
-                f"canaries: {'PASSED' if canary.passed else 'FAILED'} — "
-                f"{sum(c.passed for c in req)}/{len(req)} known-answer checks of "
-                f"{', '.join(canary.instruments) or 'no instrument'}")
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
                          "misses": dict(store.misses)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
@@ -302,6 +281,31 @@ def _run(
             shutil.rmtree(scratch_dir, ignore_errors=True)
         if own_store:
             store.close()
+
+
+def _run_canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry,
+                  out: dict[str, Any]) -> None:
+    """The known-answer canaries (:mod:`vocencebench.canaries`) on the run's probes and judge,
+    before any item; a failure raises (the engine turns it into the run's stop reason)."""
+    try:
+        from . import canaries as canary_mod  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        out.update(ran=False, unavailable="vocencebench.canaries is not installed")
+        return
+    cache = None if isinstance(store, NullCache) else store
+    try:
+        report = canary_mod.run_canaries(probes=probes, judge=judge, cache=cache,
+                                         registry=registry)
+    except Exception as exc:
+        out.update(ran=True, passed=False, report=_report_dict(getattr(exc, "report", None)))
+        raise
+    out.update(ran=True, passed=bool(getattr(report, "passed", True)),
+               report=_report_dict(report))
+
+
+def _report_dict(report: Any) -> Any:
+    to_dict = getattr(report, "to_dict", None)
+    return to_dict() if callable(to_dict) else None
 
 
 def benchmark(
@@ -325,7 +329,7 @@ def benchmark(
     concurrency: Concurrency = None,
     allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
-    canaries: bool = True,
+    canaries: bool = False,
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -340,10 +344,9 @@ def benchmark(
     ``registry``: the run's traits (default: the probe set's). ``allow_incomplete``: when an
     instrument failed on some items, decide on the complete ones (the reason says so) instead
     of naming no winner. ``max_in_flight``: items open at once (bounds memory).
-
-    ``canaries``: first run the known-answer canaries (:mod:`vocencebench.canaries`) on the
-    probes and the judge — a few seconds, cached — and stop with CanaryError before any
-    corpus work when an instrument fails them; ``False`` skips them, and the status says so.
+    ``canaries``: first check the probes and the judge on known-answer clips
+    (:mod:`vocencebench.canaries`); an instrument that fails them stops the run before any
+    item (INCOMPLETE, reason ``canaries: …``); the outcome is in ``metadata["canaries"]``.
 
     A fatal instrument error (a judge that answers 401/404, an exhausted daily quota) stops
     the run within seconds: queued work is cancelled, finished work stays cached, and the
@@ -379,7 +382,6 @@ def compare_models(
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
     allow_incomplete: bool = False,
-    canaries: bool = True,
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
@@ -401,8 +403,7 @@ def compare_models(
                 progress=progress, consistent=consistent, votes=votes,
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=None, allow_incomplete=allow_incomplete,
-                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}),
-                canaries=canaries)
+                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}))
 
 
 def _run_metadata(items: Sequence[Item], probes: Any, transcriber: Any, judge: Any,

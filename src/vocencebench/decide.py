@@ -65,7 +65,7 @@ MARGIN_FLOOR = 0.015
 MARGIN_SCALE = 0.10
 
 # Index chunk: resamples generated per block, so memory stays bounded for very large n.
-_CHUNK_ELEMENTS = 1 << 20
+_CHUNK_ELEMENTS = 1 << 18
 
 
 def desirability(

@@ -114,7 +114,8 @@ def measure_clip(
     if wav is None or failure is not None:
         return ClipAnalysis(item.id, system,
                             failure=failure or fail.reason(fail.SYNTHESIS, "no audio")), None
-    clip = wav if isinstance(wav, Clip) else Clip.from_bytes(bytes(wav))
+    clip = wav if isinstance(wav, Clip) else Clip.from_bytes(bytes(wav),
+                                                             name=f"{system}/{item.id}")
     try:
         audio = clip.audio()
     except ConfigError:
@@ -125,7 +126,7 @@ def measure_clip(
     notes: list[str] = []
     if audio.mixed_down:
         notes.append(f"stereo mixed down to mono ({audio.channels} channels)")
-    base: dict[str, Any] = {"sha256": clip.sha256, "duration": audio.duration}
+    sha, duration = clip.sha256, audio.duration
     transcript = engine = None
     wer = gate = None
     if transcriber is not None:
@@ -136,7 +137,8 @@ def measure_clip(
         except ConfigError:
             raise
         except Exception as exc:  # any crash of the ASR engine is the instrument's
-            return ClipAnalysis(item.id, system, **base, notes=tuple(notes),
+            return ClipAnalysis(item.id, system, sha256=sha, duration=duration,
+                                notes=tuple(notes),
                                 instrument_failure=fail.reason(
                                     fail.TRANSCRIPTION, f"{system}: {fail.exc_text(exc)}")
                                 ), audio
@@ -150,7 +152,8 @@ def measure_clip(
         except ConfigError:
             raise
         except Exception as exc:  # a probe crash is the instrument's, never the clip's
-            return ClipAnalysis(item.id, system, **base, transcript=transcript,
+            return ClipAnalysis(item.id, system, sha256=sha, duration=duration,
+                                transcript=transcript,
                                 asr_engine=engine, wer=wer, gate=gate, notes=tuple(notes),
                                 instrument_failure=fail.reason(
                                     fail.PROBES, f"{system}: {fail.exc_text(exc)}")), audio
@@ -161,7 +164,8 @@ def measure_clip(
         except Exception as exc:  # diagnostics are reported, never scored
             notes.append(fail.reason("quality diagnostics failed", exc))
     return ClipAnalysis(
-        item.id, system, **base, transcript=transcript, asr_engine=engine, wer=wer,
+        item.id, system, sha256=sha, duration=duration, transcript=transcript,
+        asr_engine=engine, wer=wer,
         gate=gate, probes=results, quality=quality, notes=tuple(notes),
     ), audio
 

@@ -13,19 +13,24 @@ names no winner while any item is incomplete (``winner == "incomplete"``), unles
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
+import threading
+import weakref
+from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from .decide import decide
 from .pair import PairResult
 from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
 from .traits import TRAITS, TraitRegistry
 
-__all__ = ["Head2Head", "decide_pairs", "incomplete_summary"]
+__all__ = ["Head2Head", "PairList", "decide_pairs", "incomplete_summary"]
 
 #: ``kind`` of run.json; its ``schema_version`` is the records' (schema.SCHEMA_VERSION).
 RUN_KIND = "head2head"
@@ -61,16 +66,26 @@ def decide_pairs(
     least one pair is complete: then the complete pairs decide and the reason opens with
     ``"decided on N of M items; K incomplete: …"``.
     """
-    done = [p for p in pairs if p.incomplete is None]
-    missing = [p.incomplete for p in pairs if p.incomplete is not None]
+    # One pass over the pairs, keeping only the composites and reasons (a PairList is read
+    # from disk pair by pair, never held whole).
+    sa: list[float] = []
+    sb: list[float] = []
+    missing: list[str] = []
+    m = 0
+    for p in pairs:
+        m += 1
+        if p.incomplete is not None:
+            missing.append(p.incomplete)
+        else:
+            sa.append(_s(p.a))
+            sb.append(_s(p.b))
     if not missing:
-        return decide([_s(p.a) for p in done], [_s(p.b) for p in done], labels=labels)
-    m, k = len(pairs), len(missing)
+        return decide(sa, sb, labels=labels)
+    k = len(missing)
     what = incomplete_summary(missing)
-    base = (decide([_s(p.a) for p in done], [_s(p.b) for p in done], labels=labels)
-            if done else None)
+    base = decide(sa, sb, labels=labels) if sa else None
     if allow_incomplete and base is not None:
-        return replace(base, reason=f"decided on {len(done)} of {m} items; {k} incomplete: "
+        return replace(base, reason=f"decided on {len(sa)} of {m} items; {k} incomplete: "
                                     f"{what}. {base.reason}")
     reason = (f"INCOMPLETE: {k} of {m} items could not be scored because an instrument "
               f"failed ({what}); no winner is named. Rerun the same command: it resumes and "
@@ -81,7 +96,7 @@ def decide_pairs(
                         margin_reverse=0.0, mean_delta=0.0)
     return replace(base, winner=INCOMPLETE,
                    reason=f"{reason}; or pass allow_incomplete=True (--allow-incomplete) to "
-                          f"decide on the {len(done)} complete items. On the complete items: "
+                          f"decide on the {len(sa)} complete items. On the complete items: "
                           f"{base.reason}")
 
 
@@ -90,17 +105,98 @@ def _s(sample: SampleScore) -> float:
     return sample.S
 
 
+class PairList(Sequence[PairResult]):
+    """The pairs of a large run, kept on disk and read back on access.
+
+    A run of more than :data:`vocencebench._engine.SPILL_PAIRS` items writes each finished
+    :class:`PairResult` here (canonical JSON in an anonymous temporary file, deleted with the
+    object) instead of keeping it in memory, so the client's memory does not grow with the
+    corpus. It behaves as a read-only sequence (indexing, slicing, iteration, ``len``,
+    equality with any sequence of pairs); pickling it gives a plain tuple.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._file = tempfile.TemporaryFile(prefix="vocencebench-pairs-")  # noqa: SIM115
+        self._pos = array("q", [-1]) * size
+        self._len = array("q", [0]) * size
+        self._end = 0
+        self._lock = threading.Lock()
+        self._closer = weakref.finalize(self, self._file.close)
+
+    def put(self, index: int, pair: PairResult) -> None:
+        """Store the pair of item ``index`` (once)."""
+        data = dumps_canonical(pair.to_dict(versioned=False)).encode("utf-8")
+        with self._lock:
+            self._file.seek(self._end)
+            self._file.write(data)
+            self._pos[index], self._len[index] = self._end, len(data)
+            self._end += len(data)
+
+    def filled(self, index: int) -> bool:
+        return self._pos[index] >= 0
+
+    def _read(self, index: int) -> PairResult:
+        with self._lock:
+            pos, n = self._pos[index], self._len[index]
+            if pos < 0:
+                raise IndexError(f"pair {index} was never stored")
+            self._file.seek(pos)
+            raw = self._file.read(n)
+        return PairResult.from_dict(json.loads(raw))
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    @overload
+    def __getitem__(self, index: int) -> PairResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[PairResult, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> PairResult | tuple[PairResult, ...]:
+        if isinstance(index, slice):
+            return tuple(self._read(i) for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("pair index out of range")
+        return self._read(index)
+
+    def __iter__(self) -> Iterator[PairResult]:
+        for i in range(len(self)):
+            yield self._read(i)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return f"PairList({len(self)} pairs on disk)"
+
+    def close(self) -> None:
+        self._closer()
+
+
 @dataclass(frozen=True)
 class Head2Head:
     """The outcome of a duel: every pair (corpus order), the decision, the run's metadata,
     and the trait registry that scored it.
+
+    ``pairs`` is a tuple, or for a large run a :class:`PairList` (the same sequence, read from
+    disk on access, so a 100 000-item run does not hold every pair in memory).
 
     ``complete`` is False when any item is incomplete (an instrument failed on it);
     ``incomplete_items`` maps those items' ids to the reason, in corpus order.
     """
 
     labels: tuple[str, str]
-    pairs: tuple[PairResult, ...]
+    pairs: Sequence[PairResult]
     decision: Decision
     metadata: dict[str, Any] = field(default_factory=dict)
     registry: TraitRegistry = field(default=TRAITS, compare=False)

@@ -206,8 +206,9 @@ def analyse(job: ClipJob) -> ClipOutcome:
     an, audio = measure_clip(job.item, job.data, system=job.label, probes=probes,
                              transcriber=transcriber)
     no_speech = None
-    if job.speech_check and audio is not None and an.ok and probes is not None:
-        check = getattr(probes, "speech_check", None)  # the probes stream's VAD
+    if (job.speech_check and audio is not None and an.ok and probes is not None
+            and getattr(probes, "check_speech", True)):
+        check = getattr(probes, "speech_check", None)  # the probe set's speech presence
         if callable(check):
             try:
                 res = check(audio)
