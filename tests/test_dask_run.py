@@ -77,7 +77,7 @@ def _run(executor: object, cache: Path) -> vb.Head2Head:
     probes = vb.ProbeSet([SlowPitch(), BatchedLoudness()])
     return vb.benchmark(ITEMS, ToneModel(190.0), Hum(250.0), probes=probes,
                         labels=("model", "hum"), cache=cache, executor=executor,
-                        workers=2, progress=False)
+                        workers=2, progress=False, canaries=False)
 
 
 def _rows(path: Path, table: str) -> int:

@@ -69,6 +69,7 @@ def _run(*, judge: Any = None, probes: Any = None, cache: Any = None, systems: A
          **kw: Any) -> vb.Head2Head:
     a, b = systems or _systems()
     kw.setdefault("judge_concurrency", 1)
+    kw.setdefault("canaries", False)  # the instruments here are fakes; canaries tested below
     return vb.benchmark(ITEMS, a, b, judge, probes=probes or _probes(), labels=("a", "b"),
                         cache=cache, workers=1, progress=False, **kw)
 
@@ -269,7 +270,7 @@ def test_an_item_whose_probes_all_crash_is_incomplete_never_one() -> None:
 def test_a_run_that_scores_no_dimension_is_incomplete_never_one() -> None:
     a, b = _systems()
     h = vb.benchmark(ITEMS[:2], a, b, probes=None, labels=("a", "b"), workers=1,
-                     progress=False)
+                     progress=False, canaries=False)
     assert h.decision.winner == INCOMPLETE
     assert all("no dimension was scored" in r for r in h.incomplete_items.values())
 

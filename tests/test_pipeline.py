@@ -76,7 +76,7 @@ def _full_pipeline(tmp_path: Path, asr: _ASRServer) -> None:
             ITEMS, EspeakSystem("espeak-flat"), EspeakSystem("espeak-follow"), judge,
             probes=vb.default_probes(), transcriber=openai_transcriber(asr.url, "whisper-1"),
             labels=("flat", "follow"), cache=tmp_path / "cache.sqlite", workers=1,
-            progress=False,
+            progress=False, canaries=False,  # this test counts the judge's calls
         )
         first_calls = len(js.calls)
         asr_calls = asr.calls
@@ -105,7 +105,7 @@ def _full_pipeline(tmp_path: Path, asr: _ASRServer) -> None:
             Judge.local(base_url=js2.url, model="fake-omni"),
             probes=vb.default_probes(), transcriber=openai_transcriber(asr.url, "whisper-1"),
             labels=("flat", "follow"), cache=tmp_path / "cache.sqlite", workers=1,
-            progress=False,
+            progress=False, canaries=False,
         )
         assert js2.calls == [] and asr.calls == asr_calls == 8
     assert [s.to_dict() for s in again.samples] == [s.to_dict() for s in h2h.samples]
@@ -206,7 +206,7 @@ def test_batched_probes_run_in_the_main_process(tmp_path: Path) -> None:
     probes = vb.ProbeSet((*base.probes, fake))
     h = vb.benchmark(items, EspeakSystem("espeak-flat"), EspeakSystem("espeak-follow"),
                      probes=probes, labels=("flat", "follow"), workers=2, progress=False,
-                     cache=tmp_path / "c.sqlite")
+                     cache=tmp_path / "c.sqlite", canaries=False)  # counts the batches
     assert fake.batches and all(pid == os.getpid() for pid, _ in fake.batches)
     assert sum(n for _, n in fake.batches) == 10
     assert all("emotion" in p.a.d and "pitch" in p.a.d for p in h.pairs)

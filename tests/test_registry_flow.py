@@ -69,10 +69,6 @@ def test_a_ninth_trait_flows_from_corpus_to_head2head_and_run_json() -> None:
     assert back.pairs == h.pairs and back.decision == h.decision
 
 
-# Passes once report.py reads h.registry (the report stream's change): drop this marker then.
-@pytest.mark.xfail(raises=vb.ConfigError, strict=False,
-                   reason="report/metrics read the global registry until the report stream "
-                          "passes h.registry on")
 def test_a_ninth_trait_flows_to_the_saved_reports(tmp_path: Path, capsys: Any) -> None:
     h = _run()
     registry = h.registry
@@ -85,6 +81,9 @@ def test_a_ninth_trait_flows_to_the_saved_reports(tmp_path: Path, capsys: Any) -
     assert back.pairs == h.pairs and back.decision == h.decision
     assert "composite S" in back.summary()
     capsys.readouterr()
+    assert main(["report", str(out)]) == 0  # re-rendered with the run's own registry
+    assert "breathiness" in capsys.readouterr().out
+    assert "breathiness" in (out / "report.md").read_text(encoding="utf-8")
     assert main(["decide", str(out / "scores.jsonl"), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["winner"] == h.decision.winner and repr(got["lcb"]) == repr(h.decision.lcb)

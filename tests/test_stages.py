@@ -36,7 +36,7 @@ def test_every_unit_of_a_worker_uses_the_same_component_object() -> None:
         return tone_wav(200.0 + len(text) % 5, seconds=0.4)
 
     h = vb.benchmark(ITEMS, hum, hum, probes=vb.ProbeSet([WhereProbe()]), labels=("a", "b"),
-                     workers=2, progress=False)
+                     workers=2, progress=False, canaries=False)
     seen: dict[int, set[int]] = {}
     for p in h.pairs:
         for an in (p.analysis_a, p.analysis_b):
@@ -56,10 +56,10 @@ def test_a_large_run_keeps_its_pairs_on_disk(monkeypatch: Any, tmp_path: Any) ->
 
     probes = vb.ProbeSet([WhereProbe()])
     small = vb.benchmark(ITEMS, hum, hum, probes=probes, labels=("a", "b"), workers=1,
-                         progress=False)
+                         progress=False, canaries=False)
     monkeypatch.setattr(engine, "SPILL_PAIRS", 2)
     big = vb.benchmark(ITEMS, hum, hum, probes=probes, labels=("a", "b"), workers=1,
-                       progress=False)
+                       progress=False, canaries=False)
     assert isinstance(small.pairs, tuple) and isinstance(big.pairs, PairList)
     assert big.pairs == small.pairs and small.pairs == big.pairs
     assert big.pairs[-1] == small.pairs[-1] and big.pairs[1:3] == small.pairs[1:3]
@@ -74,13 +74,13 @@ def test_compare_models_scores_given_clips_like_benchmark() -> None:
 
     probes = vb.ProbeSet([WhereProbe()])
     ran = vb.benchmark(ITEMS, hum, hum, probes=probes, labels=("a", "b"), workers=1,
-                       progress=False)
+                       progress=False, canaries=False)
     clips = [hum(it.text, it.instruction) for it in ITEMS]
     missing = {ITEMS[0].id: "synthesis: the GPU ran out of memory"}
     given = vb.compare_models(ITEMS, [None, *clips[1:]], {it.id: c for it, c
                                                            in zip(ITEMS, clips, strict=True)},
                               probes=probes, labels=("a", "b"), workers=1, progress=False,
-                              synthesis_failures=(missing, {}))
+                              synthesis_failures=(missing, {}), canaries=False)
     assert given.pairs[0].a.S == 0.0
     assert given.pairs[0].a.failure == "synthesis: the GPU ran out of memory"
     assert [p.b for p in given.pairs] == [p.b for p in ran.pairs]

@@ -193,7 +193,7 @@ def _run(
     allow_incomplete: bool,
     max_in_flight: int,
     metadata: Mapping[str, Any],
-    canaries: bool = False,
+    canaries: bool = True,
 ) -> Head2Head:
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
@@ -266,6 +266,7 @@ def _run(
         meta["canaries"] = canary_meta if canaries else {"ran": False, "skipped": True}
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
+        meta["status"].append(_canary_status(canary_meta if canaries else None))
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
                          "misses": dict(store.misses)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
@@ -292,6 +293,9 @@ def _run_canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry
     except ImportError:
         out.update(ran=False, unavailable="vocencebench.canaries is not installed")
         return
+    if probes is None and judge is None:
+        out.update(ran=False, unavailable="no probe and no judge to check")
+        return
     cache = None if isinstance(store, NullCache) else store
     try:
         report = canary_mod.run_canaries(probes=probes, judge=judge, cache=cache,
@@ -303,9 +307,33 @@ def _run_canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry
                report=_report_dict(report))
 
 
+def _canary_status(meta: Mapping[str, Any] | None) -> str:
+    """The status line of the canaries: what they checked, or that they did not run."""
+    if meta is None:
+        return ("CANARIES SKIPPED: the probes and the judge were not checked against known "
+                "answers before this run")
+    if not meta.get("ran"):
+        return f"CANARIES NOT RUN: {meta.get('unavailable', 'no instrument to check')}"
+    report = meta.get("report") if isinstance(meta.get("report"), Mapping) else {}
+    assert isinstance(report, Mapping)
+    checks = report.get("checks")
+    required = ([c for c in checks if isinstance(c, Mapping) and c.get("required")]
+                if isinstance(checks, list) else [])
+    passed = sum(bool(c.get("passed")) for c in required)
+    what = ", ".join(str(x) for x in report.get("instruments", ())) or "the instruments"
+    head = f"canaries: {'PASSED' if meta.get('passed') else 'FAILED'}"
+    return (f"{head} — {passed}/{len(required)} known-answer checks of {what}" if required
+            else f"{head} — known-answer checks of {what}")
+
+
 def _report_dict(report: Any) -> Any:
+    """The canary report for run.json, without its wall time and cache flag (those vary from
+    run to run; the time goes to the run's timings)."""
     to_dict = getattr(report, "to_dict", None)
-    return to_dict() if callable(to_dict) else None
+    out = to_dict() if callable(to_dict) else None
+    if isinstance(out, dict):
+        out = {k: v for k, v in out.items() if k not in ("seconds", "cached")}
+    return out
 
 
 def benchmark(
@@ -329,7 +357,7 @@ def benchmark(
     concurrency: Concurrency = None,
     allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
-    canaries: bool = False,
+    canaries: bool = True,
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -382,11 +410,13 @@ def compare_models(
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
     allow_incomplete: bool = False,
+    canaries: bool = True,
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
     A missing clip (None, or an id absent from the mapping) is that system's failure
-    (S = 0), with the reason from ``synthesis_failures`` when given."""
+    (S = 0), with the reason from ``synthesis_failures`` when given. ``canaries`` as for
+    :func:`benchmark`."""
     items = list(corpus)
 
     def align(clips: Sequence[bytes | None] | Mapping[str, bytes]) -> dict[str, bytes | None]:
@@ -403,7 +433,8 @@ def compare_models(
                 progress=progress, consistent=consistent, votes=votes,
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=None, allow_incomplete=allow_incomplete,
-                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}))
+                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}),
+                canaries=canaries)
 
 
 def _run_metadata(items: Sequence[Item], probes: Any, transcriber: Any, judge: Any,

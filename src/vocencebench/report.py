@@ -53,9 +53,10 @@ def _dimension_rows(h: Head2Head) -> list[_DimRow]:
           and p.incomplete is None]
     da = [p.a.d for p in ok]
     db = [p.b.d for p in ok]
-    wins = win_rates(da, db) if ok else {}
-    ca = control_success(da) if ok else {}
-    cb = control_success(db) if ok else {}
+    reg = h.registry
+    wins = win_rates(da, db, registry=reg) if ok else {}
+    ca = control_success(da, registry=reg) if ok else {}
+    cb = control_success(db, registry=reg) if ok else {}
     rows = []
     for dim in h.registry.dimensions():
         xa = [d[dim] for d in da if dim in d]
@@ -443,7 +444,7 @@ def _confusion_html(h: Head2Head) -> str:
         req = [p.item.traits for p in ok]
         meas = [{t: r.label for t, r in getattr(p, f"analysis_{side}").probes.items()}
                 for p in ok]
-        per_side.append((label, len(ok), confusion_matrices(req, meas)))
+        per_side.append((label, len(ok), confusion_matrices(req, meas, registry=h.registry)))
     out = []
     for trait in h.registry.names():
         tables = []
