@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..decide import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
 from ..scores import decide_scores
@@ -22,8 +23,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Read a JSON Lines scores file (one object per line with item, system and S on "
             "[0, 1]; other keys are ignored), pair the two systems item by item and apply the "
-            "paired-bootstrap decision rule (2000 resamples, seed 3151662, 5th percentile, "
-            "margin max(0.015, 0.10 x (1 - incumbent mean)))."
+            f"paired-bootstrap decision rule ({BOOTSTRAP_N} resamples, seed {BOOTSTRAP_SEED}, "
+            f"{ALPHA * 100:g}th percentile, margin max({MARGIN_FLOOR}, {MARGIN_SCALE} x "
+            "(1 - incumbent mean)))."
         ),
     )
     p.add_argument("scores", metavar="SCORES.jsonl", help="per-sample scores file")
