@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
 DEMO_EXTRAS := probes
-TEST_EXTRAS := probes,classifiers,whisper,dask,dev
+TEST_EXTRAS := probes,classifiers,whisper,neural,dask,dev
 
 .PHONY: demo test lint bench venv clean
 

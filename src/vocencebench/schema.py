@@ -18,6 +18,7 @@ from .errors import ConfigError
 
 __all__ = [
     "SCHEMA_VERSION",
+    "UNMEASURABLE",
     "Decision",
     "Item",
     "ProbeResult",
@@ -29,6 +30,10 @@ __all__ = [
 
 #: Bumped whenever a record's JSON form changes incompatibly.
 SCHEMA_VERSION = 1
+#: ``ProbeResult.label`` of a trait the clip made unmeasurable (no speech, no voiced frames,
+#: below the loudness meter's gate): ``value`` None, ``d`` 0.0, the reason in
+#: ``detail["unmeasurable"]``. Unmeasurable output is the system's failure, never a skip.
+UNMEASURABLE = "unmeasurable"
 
 Winner = Literal["a", "b", "tie"]
 
