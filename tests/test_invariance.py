@@ -164,7 +164,7 @@ def test_real_clips_pass_the_check_and_batched_traits_are_filled() -> None:
     assert all(r.label == UNMEASURABLE for r in res[1].values())
     filled = ps.unmeasurable_results(item(), "no speech: test", traits=("gender", "loudness"))
     assert list(filled) == ["gender", "loudness"]
-    assert filled["loudness"].unit == "LUFS" and filled["gender"].probe == "gender-f0fd@1"
+    assert filled["loudness"].unit == "LUFS" and filled["gender"].probe == "gender-f0gmm@1"
     from vocencebench.errors import ProbeError
 
     with pytest.raises(ProbeError, match="needs the requested 'gender'"):

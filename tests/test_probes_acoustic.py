@@ -247,7 +247,7 @@ def test_pitch_buckets_on_espeak(pitch_clips: dict[tuple[str, int], Audio], gend
         res = PitchProbe().measure(pitch_clips[(gender, p)], make_item(gender=gender))["pitch"]
         got[p] = (res.label, round(float(res.value or 0), 1), round(res.detail["semitones"], 2))
         assert res.label == want, got
-        assert res.unit == "Hz" and res.probe == "pitch-praat@3"
+        assert res.unit == "Hz" and res.probe == "pitch-praat@4"
         assert res.d == desirability("pitch", res.label, "medium")
         assert res.detail["reference_hz"] == ac.REFERENCE_F0_HZ[(gender, "adult")]
         assert 0.3 < res.detail["voiced_fraction"] <= 1.0
@@ -331,25 +331,32 @@ def test_loudness_buckets_on_espeak(
 def test_gender_heuristic_on_espeak(pitch_clips: dict[tuple[str, int], Audio]) -> None:
     for (gender, p), clip in pitch_clips.items():
         res = GenderHeuristicProbe().measure(clip, make_item(gender="male"))["gender"]
-        if (gender, p) == ("female", 20):  # 134 Hz: below what real women speak at; a known
-            continue                        # limit of the F0-dominated real-speech fit
         assert res.label == gender, (gender, p, res.detail)
         assert res.detail["heuristic"] is True
-        assert res.detail["method"] in ("f0+fd", "f0 (decisive)")
+        assert res.detail["method"] == "f0+spectrum" and res.detail["voiced_frames"] > 50
         assert res.d == (1.0 if gender == "male" else 0.0)
 
 
-def test_gender_formants_are_measured_only_when_they_can_change_the_label(
-        pitch_clips: dict[tuple[str, int], Audio]) -> None:
+def test_gender_score_is_the_shipped_model(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    from vocencebench.probes import gender_model
+
     for clip in pitch_clips.values():
         res = GenderHeuristicProbe().measure(clip, make_item())["gender"]
         a = analyse(clip)
-        fm = ac.formants(clip, a)
-        assert fm is not None
-        forced = ac.gender_score(float(a.median_f0 or 0), (fm[2] - fm[0]) / 2)
-        assert ("female" if forced > 0 else "male") == res.label
-        if res.detail["method"] == "f0 (decisive)":
-            assert res.detail["dispersion_hz"] is None
+        y, rate = ac._samples_for_analysis(clip)
+        cep, t = gender_model.frame_cepstra(ac._resample(y, rate, gender_model.RATE))
+        llr = gender_model.spectral_llr(cep[a.voiced_mask(t)])
+        assert llr == pytest.approx(res.detail["spectral_llr"], abs=1e-9)
+        z = gender_model.log_odds(float(a.median_f0 or 0), llr)
+        assert z == pytest.approx(res.detail["score"], abs=1e-9)
+        assert ("female" if z > 0 else "male") == res.label
+        # level does not enter the cepstra (c0 is left out): 20 dB quieter, same score
+        quiet = from_samples(np.asarray(clip.samples) * 0.1, clip.sample_rate)
+        again = GenderHeuristicProbe().measure(quiet, make_item())["gender"]
+        assert again.label == res.label
+        assert again.detail["score"] == pytest.approx(res.detail["score"], rel=0.02, abs=0.05)
+    # no voiced frame in the front end: the F0-only fallback of the same fit
+    assert gender_model.log_odds(200.0, None) > 0 > gender_model.log_odds(100.0, None)
 
 
 def test_classifier_listed_later_replaces_the_heuristic(
@@ -537,8 +544,8 @@ def test_probes_pickle() -> None:
     ps = default_probes(quality=True)
     for p in (*ps.probes, *ps.diagnostics):
         assert pickle.loads(pickle.dumps(p)) == p
-    assert ps.ids == ("pitch-praat@3", "pace-phones@2", "loudness-bs1770@3",
-                      "gender-f0fd@1", "dnsmos@1")
+    assert ps.ids == ("pitch-praat@4", "pace-phones@2", "loudness-bs1770@3",
+                      "gender-f0gmm@1", "dnsmos@1")
     assert ps.traits == ("gender", "pace", "pitch", "loudness")
     assert default_probes().diagnostics == ()
 

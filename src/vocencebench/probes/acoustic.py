@@ -29,6 +29,7 @@ import numpy.typing as npt
 from ..decide import desirability
 from ..errors import ConfigError, MissingDependencyError, ProbeError
 from ..schema import UNMEASURABLE, Item, ProbeResult
+from . import gender_model
 from .syllables import count_syllables
 from .vad import VoiceActivity, voice_activity_of
 
@@ -49,8 +50,11 @@ __all__ = [
     "PITCH_EDGE_SEMITONES",
     "PITCH_FLOOR_HZ",
     "PITCH_FLOOR_LOW_HZ",
+    "PITCH_GUARD_HI",
+    "PITCH_GUARD_LO",
     "PITCH_HIGHPASS_HZ",
     "PITCH_RATE",
+    "PITCH_STEP_PERIODS",
     "REFERENCE_F0_HZ",
     "DnsmosDiagnostic",
     "GenderHeuristicProbe",
@@ -62,8 +66,6 @@ __all__ = [
     "age_group",
     "analyse",
     "check_speech",
-    "formants",
-    "gender_score",
     "integrated_loudness",
     "unmeasurable",
 ]
@@ -74,7 +76,7 @@ FloatArray = npt.NDArray[np.float64]
 
 # ----------------------------------------------------------------------------- constants
 
-#: Rate (Hz) at which the speech span, intensity and the formants' source are analysed: the
+#: Rate (Hz) at which the speech span, intensity and the gender front end are analysed: the
 #: clip's own rate when it is at most this, else :meth:`Audio.at_16k` (shared with ASR and
 #: the classifiers).
 ANALYSIS_RATE: Final = 16_000
@@ -93,11 +95,16 @@ PITCH_FLOOR_LOW_HZ: Final = 50.0
 PITCH_HIGHPASS_HZ: Final = 70.0
 #: Praat pitch ceiling (Hz): above any speaking voice, children included.
 PITCH_CEILING_HZ: Final = 500.0
-#: Pitch analysis step (s): half a 60 ms window (Praat's default for a 50 Hz floor is 15 ms).
-#: A median over a clip needs coverage, not resolution: on 135 eSpeak clips the median moved
-#: by 0.2 % (median; at most 0.26 semitones) from the 8 kHz, 15 ms track, at 40 % of its cost.
-PITCH_TIME_STEP_S: Final = 0.03
-#: A clip with fewer voiced pitch frames than this has no measurable F0 (3 frames = 90 ms).
+#: Pitch analysis step (s) per pitch floor: Praat's own default, 0.75 / floor (10 ms at 75 Hz,
+#: 15 ms at 50 Hz). A 30 ms step (pitch-praat@2/@3) sampled too few frames: the clip median
+#: of a contour that jumps between phrase levels moved by over 1 semitone on 6 of 110 real
+#: clips (docs/probes.md, Pitch).
+PITCH_STEP_PERIODS: Final = 0.75
+#: Octave-error guard: voiced frames outside [LO × Q1, HI × Q3] of the clip's own F0
+#: quartiles are left out of the median (the F0 range rule of De Looze & Hirst 2008).
+PITCH_GUARD_LO: Final = 0.75
+PITCH_GUARD_HI: Final = 1.5
+#: A clip with fewer voiced pitch frames than this has no measurable F0.
 MIN_VOICED_FRAMES: Final = 3
 
 #: Speech-presence check (all must hold): seconds of voice activity, seconds of voiced pitch
@@ -148,29 +155,15 @@ LOUDNESS_EDGES_LUFS: Final = (-23.0, -17.5)
 #: BS.1770 gating block (s): a shorter clip is measured as one block (see integrated_loudness).
 LOUDNESS_BLOCK_S: Final = 0.4
 
-#: Gender heuristic: a logistic model z = bias + w_f0 · (semitones of median F0 re 165 Hz)
-#: + w_fd · (formant dispersion − mid) / 100 Hz; female when z > 0. Fitted on the real-speech
-#: set (benchmarks/real_speech/fit_gender.py, speaker-disjoint cross-validation).
+#: Gender: semitones of the median F0 are taken re this frequency (Hz); the model itself is
+#: :mod:`.gender_model` (F0 + a spectral-envelope likelihood ratio, fitted on real speech).
 GENDER_F0_MID_HZ: Final = 165.0
-GENDER_BIAS: Final = 1.0035
-GENDER_W_F0: Final = 0.8310
-GENDER_W_FD: Final = 0.0987
-GENDER_FD_MID_HZ: Final = 1050.0
-#: Dispersion outside this range (Hz) counts as at its edge: a tracking error as likely as
-#: a vocal tract. So when F0 alone is beyond the formants' reach, they are not measured.
-GENDER_FD_MIN_HZ: Final = 850.0
-GENDER_FD_MAX_HZ: Final = 1250.0
-#: Formant analysis: Burg, 4 formants below 4 kHz on the clip resampled to 8 kHz (so an
-#: 8 kHz delivery measures the same), one frame per this step (s).
-FORMANT_RATE: Final = 8_000
-FORMANT_MAX_HZ: Final = 4000.0
-FORMANT_COUNT: Final = 4
-FORMANT_TIME_STEP_S: Final = 0.04
 
 #: Key of the shared analysis kept with each clip; it names every setting the analysis reads,
 #: so a change of settings can never reuse a stale analysis.
 _ANALYSIS_KEY: Final = (f"probes.voice-analysis@{PITCH_RATE}/{PITCH_CEILING_HZ}/"
-                       f"{PITCH_TIME_STEP_S}/{PITCH_HIGHPASS_HZ}/{PAUSE_MIN_S}")
+                       f"{PITCH_STEP_PERIODS}/{PITCH_GUARD_LO}/{PITCH_GUARD_HI}/"
+                       f"{PITCH_HIGHPASS_HZ}/{PAUSE_MIN_S}")
 
 #: DNSMOS analyses 9.01 s windows (shorter clips are repeated to fill one), one per second.
 DNSMOS_WINDOW_S: Final = 9.01
@@ -184,8 +177,9 @@ class VoiceAnalysis:
     """The Praat analysis several probes share.
 
     ``rate``: analysis rate (Hz). ``f0_hz``: F0 per pitch frame (0 = unvoiced), frames
-    :data:`PITCH_TIME_STEP_S` apart starting at ``f0_t0`` (s). ``median_f0``: median F0 over
-    voiced frames (Hz) or None when fewer than :data:`MIN_VOICED_FRAMES` are voiced.
+    ``f0_step`` s apart starting at ``f0_t0`` (s). ``median_f0``: median F0 over the voiced
+    frames inside the octave guard (Hz), or None when fewer than :data:`MIN_VOICED_FRAMES` are
+    voiced. ``octave_outliers``: voiced frames the guard left out.
     ``voiced_fraction``: voiced frames / all frames. ``speech_start`` / ``speech_end``:
     first and last speech instant (s) after trimming silence. ``pause_s``: total length (s)
     of the ``pauses`` silent runs of at least :data:`PAUSE_MIN_S` between them.
@@ -205,6 +199,8 @@ class VoiceAnalysis:
     duration: float
     floor_hz: float = PITCH_FLOOR_HZ
     vad: VoiceActivity | None = None
+    f0_step: float = PITCH_STEP_PERIODS / PITCH_FLOOR_HZ
+    octave_outliers: int = 0
 
     @property
     def speech_time(self) -> float:
@@ -218,7 +214,7 @@ class VoiceAnalysis:
 
     def voiced_mask(self, t: FloatArray) -> npt.NDArray[np.bool_]:
         """For each time in ``t`` (s): is the pitch frame nearest to it voiced?"""
-        i = np.rint((t - self.f0_t0) / PITCH_TIME_STEP_S).astype(np.int64)
+        i = np.rint((t - self.f0_t0) / self.f0_step).astype(np.int64)
         inside = (i >= 0) & (i < self.f0_hz.shape[0])
         out = np.zeros(t.shape[0], dtype=bool)
         out[inside] = self.f0_hz[i[inside]] > 0
@@ -236,8 +232,8 @@ def _parselmouth() -> Any:
 
 
 def _samples_for_analysis(audio: Audio) -> tuple[FloatArray, int]:
-    """The analysis signal (float64, kept with the clip: span, pitch and formants share it)
-    and its rate (Hz)."""
+    """The analysis signal (float64, kept with the clip: span, pitch and the gender front end
+    share it) and its rate (Hz)."""
     rate = min(audio.sample_rate, ANALYSIS_RATE)
 
     def compute() -> FloatArray:
@@ -309,8 +305,9 @@ def _highpass() -> npt.NDArray[np.float64]:
 def _analyse(audio: Audio, floor_hz: float) -> VoiceAnalysis:
     pm = _parselmouth()
     snd = pm.Sound(_pitch_signal(audio), sampling_frequency=PITCH_RATE)
+    step = PITCH_STEP_PERIODS / floor_hz
     try:
-        pitch = snd.to_pitch_ac(time_step=PITCH_TIME_STEP_S, pitch_floor=floor_hz,
+        pitch = snd.to_pitch_ac(time_step=step, pitch_floor=floor_hz,
                                 pitch_ceiling=PITCH_CEILING_HZ)
         f0 = np.array(pitch.selected_array["frequency"], dtype=np.float64)
         t0 = float(pitch.x1) if f0.shape[0] else 0.0
@@ -319,7 +316,7 @@ def _analyse(audio: Audio, floor_hz: float) -> VoiceAnalysis:
         t0 = 0.0
     f0 = np.where(np.isfinite(f0), f0, 0.0)
     voiced = f0[f0 > 0]
-    median = _median(voiced) if voiced.shape[0] >= MIN_VOICED_FRAMES else None
+    median, outliers = _guarded_median(voiced)
     x, rate = _samples_for_analysis(audio)
     vad = voice_activity_of(audio, x, rate)
     start, end, pause_s, pauses = vad.span(PAUSE_MIN_S)
@@ -336,9 +333,22 @@ def _analyse(audio: Audio, floor_hz: float) -> VoiceAnalysis:
         duration=audio.duration,
         floor_hz=floor_hz,
         vad=vad,
+        f0_step=step,
+        octave_outliers=outliers,
     )
     result.f0_hz.setflags(write=False)
     return result
+
+
+def _guarded_median(voiced: FloatArray) -> tuple[float | None, int]:
+    """Median of the voiced F0 values inside the octave guard [0.75 Q1, 1.5 Q3], and how many
+    values the guard left out; (None, 0) below :data:`MIN_VOICED_FRAMES` values."""
+    if voiced.shape[0] < MIN_VOICED_FRAMES:
+        return None, 0
+    lo = PITCH_GUARD_LO * _percentile(voiced, 25.0)
+    hi = PITCH_GUARD_HI * _percentile(voiced, 75.0)
+    kept = voiced[(voiced >= lo) & (voiced <= hi)]
+    return _median(kept), int(voiced.shape[0] - kept.shape[0])
 
 
 def analyse(audio: Audio, *, floor_hz: float = PITCH_FLOOR_HZ) -> VoiceAnalysis:
@@ -381,7 +391,7 @@ def check_speech(audio: Audio) -> SpeechCheck:
     speech_s = vad.speech_s if vad is not None else 0.0
     shape = vad.shape_var_db if vad is not None else 0.0
     voiced = a.f0_hz[a.f0_hz > 0]
-    voiced_s = voiced.shape[0] * PITCH_TIME_STEP_S
+    voiced_s = voiced.shape[0] * a.f0_step
     share = voiced_s / speech_s if speech_s > 0 else 0.0
     if voiced.shape[0] >= 4:
         st = 12.0 * np.log2(voiced)
@@ -456,12 +466,13 @@ def _unmeasurable(probe: str, trait: str, unit: str, audio: Audio, reason: str,
 
 @dataclass
 class PitchProbe:
-    """Median F0 (Hz, Praat autocorrelation after a 70 Hz high-pass, 75–500 Hz; 50 Hz floor
-    for a man asked for a low voice) over voiced frames, bucketed by semitones from the
-    typical F0 of the requested gender and age group."""
+    """Median F0 (Hz, Praat autocorrelation after a 70 Hz high-pass, 75–500 Hz every 10 ms;
+    50 Hz floor, 15 ms, for a man asked for a low voice) over the voiced frames inside the
+    octave guard, bucketed by semitones from the typical F0 of the requested gender and age
+    group."""
 
     name: str = "pitch-praat"
-    version: str = "3"
+    version: str = "4"
     traits: tuple[str, ...] = ("pitch",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
@@ -491,7 +502,8 @@ class PitchProbe:
             d=desirability("pitch", label, wanted),
             probe=pid,
             detail={"semitones": st, "reference_hz": ref, "age_group": group,
-                    "voiced_fraction": a.voiced_fraction, "floor_hz": floor},
+                    "voiced_fraction": a.voiced_fraction, "floor_hz": floor,
+                    "octave_outliers": a.octave_outliers},
         )}
 
 
@@ -710,62 +722,14 @@ class LoudnessProbe:
 # ----------------------------------------------------------------------------- gender
 
 
-def formants(audio: Audio, a: VoiceAnalysis) -> tuple[float, float, float] | None:
-    """Median F1, F2, F3 (Hz) over voiced frames: Praat's Burg track (4 formants up to
-    4 kHz, 40 ms step) of the clip at 8 kHz, so an 8 kHz delivery gives the same features.
-    None when no voiced frame has all three."""
-    pm = _parselmouth()
-    x, rate = _samples_for_analysis(audio)
-
-    def compute() -> tuple[float, float, float] | None:
-        y = _resample(x, rate, FORMANT_RATE)
-        try:
-            fm = pm.Sound(y, sampling_frequency=FORMANT_RATE).to_formant_burg(
-                time_step=FORMANT_TIME_STEP_S, max_number_of_formants=FORMANT_COUNT,
-                maximum_formant=FORMANT_MAX_HZ)
-        except pm.PraatError:
-            return None
-        t = fm.x1 + fm.dx * np.arange(fm.nx)
-        tv = t[a.voiced_mask(t)]
-        if tv.shape[0] == 0:
-            return None
-        vals = np.array([[fm.get_value_at_time(k, float(tt)) for k in (1, 2, 3)] for tt in tv],
-                        dtype=np.float64)
-        ok = np.all(np.isfinite(vals) & (vals > 0), axis=1)
-        if np.count_nonzero(ok) < MIN_VOICED_FRAMES:
-            return None
-        v = vals[ok]
-        return _median(v[:, 0]), _median(v[:, 1]), _median(v[:, 2])
-
-    return audio.derived(f"probes.formants@{FORMANT_RATE}/{FORMANT_MAX_HZ}/{FORMANT_COUNT}/"
-                         f"{FORMANT_TIME_STEP_S}/{a.floor_hz}", compute)
-
-
-def gender_score(f0_hz: float, dispersion_hz: float | None) -> float:
-    """Log-odds that the voice is a woman's (> 0: female) from median F0 and formant
-    dispersion (F3 − F1) / 2; weights fitted on real speech (docs/probes.md, Gender)."""
-    z = GENDER_BIAS + GENDER_W_F0 * 12.0 * math.log2(f0_hz / GENDER_F0_MID_HZ)
-    if dispersion_hz is not None:
-        fd = min(GENDER_FD_MAX_HZ, max(GENDER_FD_MIN_HZ, dispersion_hz))
-        z += GENDER_W_FD * (fd - GENDER_FD_MID_HZ) / 100.0
-    return z
-
-
-def _formant_cannot_decide(f0_hz: float) -> bool:
-    """True when no dispersion in the clamped range can flip the F0 evidence."""
-    base = gender_score(f0_hz, None)
-    reach = abs(GENDER_W_FD) * max(GENDER_FD_MAX_HZ - GENDER_FD_MID_HZ,
-                                   GENDER_FD_MID_HZ - GENDER_FD_MIN_HZ) / 100.0
-    return abs(base) > reach
-
-
 @dataclass
 class GenderHeuristicProbe:
-    """Offline male/female heuristic: a logistic model of median F0 and formant dispersion
-    (F1–F3 at 8 kHz), fitted on real speech (a classifier probe listed later in a ProbeSet
-    replaces it)."""
+    """Offline male/female model: octave-guarded median F0 plus the spectral envelope of the
+    voiced frames (19 mel cepstra at 8 kHz scored by two Gaussian mixtures), fitted on real
+    read speech (:mod:`.gender_model`). A classifier probe listed later in a ProbeSet
+    replaces it."""
 
-    name: str = "gender-f0fd"
+    name: str = "gender-f0gmm"
     version: str = "1"
     traits: tuple[str, ...] = ("gender",)
 
@@ -776,18 +740,18 @@ class GenderHeuristicProbe:
         if a.median_f0 is None:
             return _unmeasurable(pid, "gender", "", audio,
                                  f"fewer than {MIN_VOICED_FRAMES} voiced frames")
-        decisive = _formant_cannot_decide(a.median_f0)
-        fm = None if decisive else formants(audio, a)
-        fd = None if fm is None else (fm[2] - fm[0]) / 2.0
-        score = gender_score(a.median_f0, fd)
+        x, rate = _samples_for_analysis(audio)
+        cep, times = gender_model.cepstra(audio, x, rate)
+        voiced = cep[a.voiced_mask(times)]
+        llr = gender_model.spectral_llr(voiced)
+        score = gender_model.log_odds(a.median_f0, llr)
         label = "female" if score > 0 else "male"
-        method = "f0 (decisive)" if decisive else "f0+fd" if fd is not None else "f0"
         return {"gender": ProbeResult(
             trait="gender", value=label, unit="", label=label,
             d=desirability("gender", label, requested), probe=pid,
             detail={"heuristic": True, "score": score, "f0_hz": a.median_f0,
-                    "formants_hz": list(fm) if fm is not None else None,
-                    "dispersion_hz": fd, "method": method},
+                    "spectral_llr": llr, "voiced_frames": int(voiced.shape[0]),
+                    "method": "f0+spectrum" if llr is not None else "f0"},
         )}
 
 
