@@ -549,7 +549,7 @@ class PaceProbe:
     and an acoustic syllable-nucleus count are reported beside it."""
 
     name: str = "pace-phones"
-    version: str = "2"
+    version: str = "3"
     traits: tuple[str, ...] = ("pace",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
+import scipy.fft as sfft
 
 from . import _gender_weights as weights
 
@@ -61,8 +62,8 @@ def _mel(hz: FloatArray) -> FloatArray:
 
 
 @functools.cache
-def _filterbank() -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(Hann window, bins × bands triangular mel filters, DCT-II matrix bands × cepstra)."""
+def _filterbank() -> tuple[FloatArray, FloatArray]:
+    """(Hann window, bins × bands triangular mel filters)."""
     freqs = np.fft.rfftfreq(N_FFT, 1.0 / RATE)
     mel = np.linspace(_mel(np.array(BAND_LO_HZ)), _mel(np.array(BAND_HI_HZ)), BANDS + 2)
     edges = 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
@@ -73,28 +74,39 @@ def _filterbank() -> tuple[FloatArray, FloatArray, FloatArray]:
                            0.0, None)
     n = round(FRAME_S * RATE)
     window = np.hanning(n + 2)[1:-1]
-    band = np.arange(BANDS)
-    dct = np.sqrt(2.0 / BANDS) * np.cos(
-        math.pi / BANDS * (band[:, np.newaxis] + 0.5)
-        * np.arange(1, N_CEPSTRA + 1)[np.newaxis, :])
-    for a in (window, fb, dct):
+    for a in (window, fb):
         a.setflags(write=False)
-    return window, fb, dct
+    return window, fb
 
 
 def frame_cepstra(x: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     """(cepstra frames × :data:`N_CEPSTRA`, frame centre times s) of a signal at :data:`RATE`."""
     y = np.asarray(x, dtype=np.float64)
-    window, fb, dct = _filterbank()
+    window, fb = _filterbank()
     n, hop = window.shape[0], round(HOP_S * RATE)
     if y.shape[0] < n:
         return np.zeros((0, N_CEPSTRA)), np.zeros(0)
     frames = np.lib.stride_tricks.sliding_window_view(y, n)[::hop]
     spec = np.fft.rfft(frames * window, n=N_FFT, axis=1)
-    power = (spec.real ** 2 + spec.imag ** 2) @ fb
-    logp = 10.0 * np.log10(np.maximum(power, 1e-12))
+    power = spec.real ** 2 + spec.imag ** 2
+    bands = np.empty((power.shape[0], BANDS), dtype=np.float64)
+    for k, (lo, hi) in enumerate(_supports()):  # no BLAS: its threads cost more than this
+        np.sum(power[:, lo:hi] * fb[lo:hi, k], axis=1, out=bands[:, k])
+    logp = 10.0 * np.log10(np.maximum(bands, 1e-12))
     times = (np.arange(frames.shape[0]) * hop + n / 2.0) / RATE
-    return logp @ dct, times
+    cep = sfft.dct(logp, type=2, norm="ortho", axis=1)[:, 1:N_CEPSTRA + 1]
+    return np.ascontiguousarray(cep), times
+
+
+@functools.cache
+def _supports() -> tuple[tuple[int, int], ...]:
+    """(first bin, end bin) where each mel filter is non-zero."""
+    fb = _filterbank()[1]
+    out = []
+    for k in range(BANDS):
+        idx = np.flatnonzero(fb[:, k] > 0)
+        out.append((int(idx[0]), int(idx[-1]) + 1))
+    return tuple(out)
 
 
 def cepstra(audio: Audio, x: FloatArray, rate: int) -> tuple[FloatArray, FloatArray]:

@@ -137,7 +137,7 @@ def _layout(rate: int) -> tuple[int, int, FloatArray, FloatArray, float]:
 
 def _band_power(x: FloatArray, rate: int) -> tuple[FloatArray, float]:
     """Band power per frame (frames × BANDS) and the band power of unit white noise (per bin)."""
-    hop, n_fft, window, bands, unit = _layout(rate)
+    hop, n_fft, window, _, unit = _layout(rate)
     win_n = window.shape[0]
     n = 1 + max(0, (x.shape[0] - win_n)) // hop
     if x.shape[0] < win_n:
@@ -145,7 +145,28 @@ def _band_power(x: FloatArray, rate: int) -> tuple[FloatArray, float]:
     frames = np.lib.stride_tricks.sliding_window_view(x, win_n)[::hop][:n]
     spec = np.fft.rfft(frames * window, n=n_fft, axis=1)
     power = spec.real ** 2 + spec.imag ** 2
-    return power @ bands, unit
+    return band_sums(power, _ranges(rate)), unit
+
+
+@functools.lru_cache(maxsize=16)
+def _ranges(rate: int) -> tuple[tuple[int, int], ...]:
+    """(first bin, end bin) of each band of :func:`_layout` (every band is a run of bins)."""
+    bands = _layout(rate)[3]
+    out = []
+    for k in range(bands.shape[1]):
+        idx = np.flatnonzero(bands[:, k])
+        out.append((int(idx[0]), int(idx[-1]) + 1))
+    return tuple(out)
+
+
+def band_sums(power: FloatArray, ranges: tuple[tuple[int, int], ...]) -> FloatArray:
+    """Per-frame sums of ``power`` (frames × bins) over each bin range: the band-matrix
+    product without BLAS, whose worker threads cost more CPU than these small products
+    (docs/performance.md)."""
+    out = np.empty((power.shape[0], len(ranges)), dtype=np.float64)
+    for k, (lo, hi) in enumerate(ranges):
+        np.sum(power[:, lo:hi], axis=1, out=out[:, k])
+    return out
 
 
 def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
