@@ -513,7 +513,7 @@ class PitchProbe:
 def _nuclei(audio: Audio, a: VoiceAnalysis) -> int:
     """Syllable nuclei after de Jong & Wempe (2009): voiced intensity peaks inside the speech
     span, above (99th percentile − 25 dB), each rising ≥ 2 dB above the dip before it.
-    The intensity contour is Praat's (minimum pitch 50 Hz) on the pitch signal (≤ 4 kHz: vowel
+    The intensity contour is Praat's (minimum pitch 75 Hz) on the pitch signal (≤ 4 kHz: vowel
     energy, where the nuclei are)."""
     pm = _parselmouth()
     try:
