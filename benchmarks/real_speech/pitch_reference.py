@@ -18,7 +18,7 @@ Praat's voicing leads. The per-tracker medians are kept beside the reference.
 
 ``--pool DIR`` does the same for the gender training pool (gender_pool.py), a second,
 speaker-disjoint check of the pitch probe's settings; it writes DIR/pitch_reference.json.
-Needs librosa (dev extra) and pyworld (dev extra, ``pip install pyworld``).
+Needs librosa and pyworld: ``pip install "vocencebench[reference]"``.
 """
 
 from __future__ import annotations
