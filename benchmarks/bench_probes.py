@@ -9,7 +9,7 @@ Reports, on ~3 s clips of the built-in eSpeak system:
 
 * the acoustic set (pitch, pace, loudness, gender heuristic) on one core and on ``--workers``
   processes (clips/s and real-time factor = CPU-seconds per second of audio);
-* the pitch step alone with Praat (what the probes use: 4 kHz, 50–500 Hz, 30 ms step) and
+* the pitch step alone with Praat (what the probes use: 4 kHz, 75–500 Hz, 10 ms step) and
   with ``librosa.pyin`` at the same floor/ceiling on the 16 kHz signal, and the set with pyin
   in Praat's place (set − Praat step + pyin step);
 * the DNSMOS diagnostic on its own (it is not part of the default set).
@@ -109,7 +109,7 @@ def _time_step(fn: Callable[[Audio], object], audios: Sequence[Audio], rounds: i
 
 
 def _praat_pitch(a: Audio, rate: int = ac.PITCH_RATE,
-                 step: float = ac.PITCH_TIME_STEP_S) -> float:
+                 step: float = ac.PITCH_STEP_PERIODS / ac.PITCH_FLOOR_HZ) -> float:
     import parselmouth
     import soxr
 
@@ -121,9 +121,9 @@ def _praat_pitch(a: Audio, rate: int = ac.PITCH_RATE,
     return float(np.median(f[f > 0]))
 
 
-def _praat_pitch_v1(a: Audio) -> float:
-    """The pitch step as pitch-praat@1 ran it: 8 kHz, 15 ms step."""
-    return _praat_pitch(a, 8_000, 0.015)
+def _praat_pitch_v3(a: Audio) -> float:
+    """The pitch step as pitch-praat@2/@3 ran it: 4 kHz, 30 ms step."""
+    return _praat_pitch(a, ac.PITCH_RATE, 0.03)
 
 
 def _loudness_ours(a: Audio) -> float | None:
@@ -180,11 +180,12 @@ def main() -> None:
     audios = [a for a, _ in clips]
     praat = _time_step(_praat_pitch, audios, args.rounds)
     print(f"pitch step, Praat ac    : {1000 * praat / len(audios):7.1f} CPU-ms/clip  "
-          f"({ac.PITCH_RATE} Hz, {1000 * ac.PITCH_TIME_STEP_S:.0f} ms step)")
-    v1 = _time_step(_praat_pitch_v1, audios, args.rounds)
-    moved = [abs(12 * np.log2(_praat_pitch(a) / _praat_pitch_v1(a))) for a in audios]
-    print(f"pitch step, Praat v1    : {1000 * v1 / len(audios):7.1f} CPU-ms/clip  "
-          f"(8000 Hz, 15 ms step; {v1 / praat:.2f}x ours; median moved "
+          f"({ac.PITCH_RATE} Hz, "
+          f"{1000 * ac.PITCH_STEP_PERIODS / ac.PITCH_FLOOR_HZ:.0f} ms step)")
+    v1 = _time_step(_praat_pitch_v3, audios, args.rounds)
+    moved = [abs(12 * np.log2(_praat_pitch(a) / _praat_pitch_v3(a))) for a in audios]
+    print(f"pitch step, Praat @3    : {1000 * v1 / len(audios):7.1f} CPU-ms/clip  "
+          f"(4000 Hz, 30 ms step; {v1 / praat:.2f}x ours; median moved "
           f"{statistics.median(moved):.3f} st, at most {max(moved):.3f} st)")
     ours = _time_step(_loudness_ours, audios, args.rounds)
     ref = _time_step(_loudness_pyloudnorm, audios, args.rounds)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import logging
 import math
 import multiprocessing
 import pickle
@@ -17,7 +16,7 @@ from vocencebench.audio import Audio, load_audio, to_wav_bytes
 from vocencebench.decide import desirability
 from vocencebench.errors import ProbeError
 from vocencebench.probes import acoustic as ac
-from vocencebench.probes import default_probes
+from vocencebench.probes import default_probes, vad
 from vocencebench.probes.acoustic import (
     DnsmosDiagnostic,
     GenderHeuristicProbe,
@@ -28,7 +27,7 @@ from vocencebench.probes.acoustic import (
     analyse,
     integrated_loudness,
 )
-from vocencebench.schema import Item, ProbeResult
+from vocencebench.schema import UNMEASURABLE, Item, ProbeResult
 from vocencebench.tts import EspeakSettings, render_many
 
 SEED = 3151662
@@ -248,7 +247,7 @@ def test_pitch_buckets_on_espeak(pitch_clips: dict[tuple[str, int], Audio], gend
         res = PitchProbe().measure(pitch_clips[(gender, p)], make_item(gender=gender))["pitch"]
         got[p] = (res.label, round(float(res.value or 0), 1), round(res.detail["semitones"], 2))
         assert res.label == want, got
-        assert res.unit == "Hz" and res.probe == "pitch-praat@2"
+        assert res.unit == "Hz" and res.probe == "pitch-praat@4"
         assert res.d == desirability("pitch", res.label, "medium")
         assert res.detail["reference_hz"] == ac.REFERENCE_F0_HZ[(gender, "adult")]
         assert 0.3 < res.detail["voiced_fraction"] <= 1.0
@@ -274,7 +273,7 @@ def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> Non
             values = [round(float(r.value or 0), 2) for r in results]
             assert hits / len(results) >= 0.9, (rate, len(scripts), values)
         for r in results:
-            assert r.unit == "phones/s" and r.probe == "pace-phones@1"
+            assert r.unit == "phones/s" and r.probe == "pace-phones@3"
             assert r.detail["phones"] > r.detail["syllables"] > 0
             assert 0 < r.detail["articulation_s"] <= r.detail["speech_s"]
             assert r.detail["articulation_s"] + r.detail["pause_s"] == pytest.approx(
@@ -296,9 +295,11 @@ def test_pauses_do_not_slow_the_pace() -> None:
     plain = PaceProbe().measure(clip, make_item(text=text))["pace"]
     slowed = PaceProbe().measure(padded, make_item(text=text))["pace"]
     assert slowed.detail["pauses"] >= plain.detail["pauses"] + 2
-    assert slowed.detail["pause_s"] >= plain.detail["pause_s"] + 1.5
+    # each inserted pause loses the voice activity's 60 ms hang-over at both of its ends
+    hang = 2 * 2 * vad.HANG_S
+    assert slowed.detail["pause_s"] >= plain.detail["pause_s"] + 1.6 - hang - 0.02
     assert slowed.detail["speech_s"] > plain.detail["speech_s"] + 1.5
-    assert float(slowed.value or 0) == pytest.approx(float(plain.value or 0), rel=0.03)
+    assert float(slowed.value or 0) == pytest.approx(float(plain.value or 0), rel=0.1)
     assert slowed.label == plain.label == "moderate"
 
 
@@ -315,7 +316,7 @@ def test_loudness_buckets_on_espeak(
     expected = {50: "quiet", 100: "normal", 180: "loud"}
     for (text, voice, pitch, amp), clip in loudness_clips.items():
         res = LoudnessProbe().measure(clip, make_item())["loudness"]
-        assert res.unit == "LUFS" and res.probe == "loudness-bs1770@2"
+        assert res.unit == "LUFS" and res.probe == "loudness-bs1770@3"
         assert res.d == desirability("loudness", res.label, "normal")
         assert res.detail["short_clip"] is False
         if pitch == 50:  # eSpeak's own pitch; the extremes are checked for order below
@@ -332,29 +333,30 @@ def test_gender_heuristic_on_espeak(pitch_clips: dict[tuple[str, int], Audio]) -
         res = GenderHeuristicProbe().measure(clip, make_item(gender="male"))["gender"]
         assert res.label == gender, (gender, p, res.detail)
         assert res.detail["heuristic"] is True
-        assert res.detail["method"] in ("f0+f3", "f0 (decisive)")
+        assert res.detail["method"] == "f0+spectrum" and res.detail["voiced_frames"] > 50
         assert res.d == (1.0 if gender == "male" else 0.0)
 
 
-def test_gender_f3_is_measured_only_when_it_can_change_the_label(
-        pitch_clips: dict[tuple[str, int], Audio]) -> None:
-    cap = ac.GENDER_F3_MAX_UNITS
-    methods = set()
+def test_gender_score_is_the_shipped_model(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    from vocencebench.probes import gender_model
+
     for clip in pitch_clips.values():
         res = GenderHeuristicProbe().measure(clip, make_item())["gender"]
         a = analyse(clip)
-        f0_units = 12.0 * math.log2(float(a.median_f0 or 0) / ac.GENDER_F0_MID_HZ) / 3.0
-        methods.add(res.detail["method"])
-        if abs(f0_units) > cap:
-            assert res.detail["method"] == "f0 (decisive)" and res.detail["f3_hz"] is None
-        else:
-            assert res.detail["method"] == "f0+f3" and res.detail["f3_hz"] is not None
-        # measuring F3 anyway never changes the label: its evidence is capped at ±cap units
-        f3 = ac._median_f3(clip, a)
-        assert f3 is not None
-        forced = f0_units + min(cap, max(-cap, (f3 - ac.GENDER_F3_MID_HZ) / 200.0))
-        assert ("female" if forced > 0 else "male") == res.label
-    assert methods == {"f0+f3", "f0 (decisive)"}  # both paths ran
+        y, rate = ac._samples_for_analysis(clip)
+        cep, t = gender_model.frame_cepstra(ac._resample(y, rate, gender_model.RATE))
+        llr = gender_model.spectral_llr(cep[a.voiced_mask(t)])
+        assert llr == pytest.approx(res.detail["spectral_llr"], abs=1e-9)
+        z = gender_model.log_odds(float(a.median_f0 or 0), llr)
+        assert z == pytest.approx(res.detail["score"], abs=1e-9)
+        assert ("female" if z > 0 else "male") == res.label
+        # level does not enter the cepstra (c0 is left out): 20 dB quieter, same score
+        quiet = from_samples(np.asarray(clip.samples) * 0.1, clip.sample_rate)
+        again = GenderHeuristicProbe().measure(quiet, make_item())["gender"]
+        assert again.label == res.label
+        assert again.detail["score"] == pytest.approx(res.detail["score"], rel=0.02, abs=0.05)
+    # no voiced frame in the front end: the F0-only fallback of the same fit
+    assert gender_model.log_odds(200.0, None) > 0 > gender_model.log_odds(100.0, None)
 
 
 def test_classifier_listed_later_replaces_the_heuristic(
@@ -381,7 +383,9 @@ def test_classifier_listed_later_replaces_the_heuristic(
 @pytest.mark.parametrize("sr", [8_000, 16_000, 22_050, 44_100, 48_000])
 @pytest.mark.parametrize("f0", [55.0, 82.0, 120.0, 196.0, 310.0, 440.0])
 def test_harmonic_f0_within_one_percent(f0: float, sr: int) -> None:
-    res = PitchProbe().measure(from_samples(harmonic(f0, sr=sr), sr), make_item())["pitch"]
+    # below the 75 Hz floor only a man asked for a low voice is tracked (50 Hz floor)
+    item = make_item(pitch="low") if f0 < ac.PITCH_FLOOR_HZ else make_item()
+    res = PitchProbe().measure(from_samples(harmonic(f0, sr=sr), sr), item)["pitch"]
     assert res.value is not None
     assert abs(float(res.value) / f0 - 1) < 0.01, res.value
     assert res.detail["voiced_fraction"] > 0.9
@@ -428,21 +432,27 @@ def test_short_clip_loudness_matches_the_long_one() -> None:
     assert abs(short - long) < 0.5
 
 
-def test_silent_waveform_is_absent_not_guessed(caplog: pytest.LogCaptureFixture) -> None:
+def test_silent_waveform_is_unmeasurable_not_guessed() -> None:
     zeros = np.zeros(16_000, dtype=np.float32)
     zeros.setflags(write=False)
     audio = Audio(samples=zeros, sample_rate=16_000, sha256="0" * 64, channels=1,
                   mixed_down=False, format="WAV/PCM_16", name="silence")
-    with caplog.at_level(logging.WARNING, logger="vocencebench.probes"):
-        out = default_probes().measure(audio, make_item())
-    assert "pitch" not in out and "gender" not in out
-    assert "pitch not measured on silence" in caplog.text
-    assert out["loudness"].value is None and out["loudness"].label == "quiet"
-    assert out["loudness"].detail["below_absolute_gate"] is True
+    out = default_probes().measure(audio, make_item())
+    assert set(out) == {"gender", "pace", "pitch", "loudness"}
+    for r in out.values():
+        assert r.label == UNMEASURABLE and r.d == 0.0 and r.value is None
+        assert r.detail["unmeasurable"].startswith("no speech")
+    # the probes themselves, without the set's speech check, say why
+    for p in default_probes().probes:
+        res = p.measure(audio, make_item())
+        assert all(r.label == UNMEASURABLE and r.d == 0.0 for r in res.values()), res
+    assert LoudnessProbe().measure(audio, make_item())["loudness"].detail["unmeasurable"] \
+        .startswith("every block is below")
 
 
-def test_empty_script_has_no_pace(pitch_clips: dict[tuple[str, int], Audio]) -> None:
-    assert PaceProbe().measure(pitch_clips[("male", 50)], make_item(text="...")) == {}
+def test_empty_script_is_a_probe_error(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+    with pytest.raises(ProbeError, match="no syllables"):
+        PaceProbe().measure(pitch_clips[("male", 50)], make_item(text="..."))
 
 
 def test_missing_request_is_a_probe_error(pitch_clips: dict[tuple[str, int], Audio]) -> None:
@@ -500,12 +510,12 @@ def test_bad_input_gives_a_clear_result(case: str) -> None:
     audio = from_samples(x, sr)
     out = default_probes().measure(audio, make_item())
     _finite(out)
-    assert {"pace", "loudness"} <= set(out)
-    if case != "noise":
+    assert set(out) == {"pace", "loudness", "pitch", "gender"}
+    if case == "noise":
+        assert all(r.label == UNMEASURABLE and r.d == 0.0 for r in out.values())
+    else:
         assert {"pitch", "gender"} <= set(out)
         assert abs(float(out["pitch"].value or 0) / 120 - 1) < 0.15
-    if case in ("8k",):
-        assert out["gender"].detail["method"] == "f0"
 
 
 # ------------------------------------------------------------------- determinism and pickling
@@ -534,8 +544,8 @@ def test_probes_pickle() -> None:
     ps = default_probes(quality=True)
     for p in (*ps.probes, *ps.diagnostics):
         assert pickle.loads(pickle.dumps(p)) == p
-    assert ps.ids == ("pitch-praat@2", "pace-phones@1", "loudness-bs1770@2",
-                      "gender-f0f3@2", "dnsmos@1")
+    assert ps.ids == ("pitch-praat@4", "pace-phones@3", "loudness-bs1770@3",
+                      "gender-f0gmm@1", "dnsmos@1")
     assert ps.traits == ("gender", "pace", "pitch", "loudness")
     assert default_probes().diagnostics == ()
 

@@ -10,7 +10,10 @@ comes only from :func:`vocencebench.decide.decide`; these numbers explain it.
 * :func:`confusion_matrices` — requested × measured label counts for every categorical and
   ordinal trait of the registry;
 * :func:`bootstrap_ci` — a two-sided percentile bootstrap interval of a mean, on the same
-  PCG64 index stream and exactly rounded means as the decision.
+  PCG64 index stream and exactly rounded means as the decision;
+* :func:`level_response` — per trait and requested level, the n, mean and spread of the raw
+  measured value (LUFS per requested loudness, F0 per requested pitch, phones/s per pace):
+  a system that renders every request at one level is visibly flat, whatever its buckets say.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ __all__ = [
     "ConfidenceInterval",
     "ConfusionMatrix",
     "ControlSuccess",
+    "LevelResponse",
+    "LevelStats",
     "WinRate",
     "bootstrap_ci",
     "confusion_matrices",
     "control_success",
+    "level_response",
     "win_rates",
 ]
 
@@ -285,3 +291,105 @@ def bootstrap_ci(
         n_boot=n_boot,
         seed=seed,
     )
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """The raw measured values of one trait at one requested level.
+
+    ``n``: clips with a measured value; ``unmeasurable``: clips whose result had no value
+    (excluded from the statistics); ``mean``, ``sd`` (sample standard deviation, 0 for one
+    value), ``median``, ``min``, ``max``: in ``unit``; None when n = 0. For pitch, ``mean_st``
+    is the mean offset in semitones from the requested speaker's reference F0 (the probe's
+    ``detail["semitones"]``), when the results carry it.
+    """
+
+    level: str
+    n: int
+    unmeasurable: int
+    mean: float | None
+    sd: float | None
+    median: float | None
+    min: float | None
+    max: float | None
+    mean_st: float | None = None
+
+
+@dataclass(frozen=True)
+class LevelResponse:
+    """How one trait's measured value moves with the requested level (levels in the order
+    given by the registry's vocabulary, else sorted)."""
+
+    trait: str
+    unit: str
+    levels: tuple[LevelStats, ...]
+
+    def get(self, level: str) -> LevelStats:
+        for s in self.levels:
+            if s.level == level:
+                return s
+        raise KeyError(level)
+
+
+def level_response(
+    pairs: Sequence[tuple[Mapping[str, str], Mapping[str, object]]],
+    traits: Sequence[str] = ("loudness", "pitch", "pace"),
+    *,
+    registry: TraitRegistry = TRAITS,
+) -> dict[str, LevelResponse]:
+    """Per trait, per requested level: statistics of the raw measured value.
+
+    ``pairs``: (requested traits of an item, {trait: ProbeResult} measured on its clip), one
+    per clip of one system. Results whose ``value`` is not a finite number (UNMEASURABLE,
+    value None) are counted in ``unmeasurable`` and left out. A trait with no result at all
+    is skipped for that clip. Returns {trait: LevelResponse} for the traits that occur.
+    """
+    values: dict[str, dict[str, list[float]]] = {}
+    semis: dict[str, dict[str, list[float]]] = {}
+    missing: dict[str, dict[str, int]] = {}
+    units: dict[str, str] = {}
+    for requested, results in pairs:
+        for t in traits:
+            r = results.get(t)
+            if r is None or t not in requested:
+                continue
+            level = str(requested[t])
+            values.setdefault(t, {}).setdefault(level, [])
+            missing.setdefault(t, {}).setdefault(level, 0)
+            v = getattr(r, "value", None)
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+                missing[t][level] += 1
+                continue
+            units.setdefault(t, str(getattr(r, "unit", "")))
+            values[t][level].append(float(v))
+            st = (getattr(r, "detail", None) or {}).get("semitones")
+            if isinstance(st, int | float) and math.isfinite(st):
+                semis.setdefault(t, {}).setdefault(level, []).append(float(st))
+    out: dict[str, LevelResponse] = {}
+    for t in traits:
+        if t not in values:
+            continue
+        try:
+            vocab = list(registry.get(t).values or ())
+        except Exception:
+            vocab = []
+        order = [v for v in vocab if v in values[t]] + sorted(
+            v for v in values[t] if v not in vocab)
+        stats = []
+        for level in order:
+            xs = values[t][level]
+            st = semis.get(t, {}).get(level, [])
+            if xs:
+                arr = np.asarray(xs, dtype=np.float64)
+                mean = math.fsum(xs) / len(xs)
+                sd = (math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+                      if len(xs) > 1 else 0.0)
+                stats.append(LevelStats(level, len(xs), missing[t][level], mean, sd,
+                                        float(np.median(arr)), float(arr.min()),
+                                        float(arr.max()),
+                                        math.fsum(st) / len(st) if st else None))
+            else:
+                stats.append(LevelStats(level, 0, missing[t][level], None, None, None, None,
+                                        None, None))
+        out[t] = LevelResponse(t, units.get(t, ""), tuple(stats))
+    return out

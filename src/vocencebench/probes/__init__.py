@@ -42,7 +42,7 @@ __all__ = [
 
 
 def default_probes(*, quality: bool = False) -> ProbeSet:
-    """The offline acoustic probes: pitch, pace, loudness and the F0/F3 gender heuristic.
+    """The offline acoustic probes: pitch, pace, loudness and the F0 + spectrum gender model.
 
     ``quality=True`` adds the DNSMOS diagnostic (reported per clip, never scored); it is off
     by default because it costs about 0.4 s of CPU per 9 s window (1.3 s for a 3 s clip), some

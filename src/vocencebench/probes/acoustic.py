@@ -6,9 +6,12 @@ the same clip gives the same bits on every run. Pitch and gender share one Praat
 and pace shares the speech span, memoised per process by a digest of the samples
 (:func:`analyse`), so running the whole set costs one analysis.
 
-A trait a probe cannot measure on a clip (no voiced frames for pitch and gender, a script
-without syllables for pace) is left out of its answer and the reason is logged on the
-``vocencebench.probes`` logger at WARNING level; nothing is guessed.
+Every probe answers for every trait it measures. A trait the clip makes unmeasurable (no
+voiced frames for pitch and gender, no speech for pace, every block below the loudness
+meter's absolute gate) gets a result with label :data:`~vocencebench.schema.UNMEASURABLE`,
+value None and d = 0, its reason in ``detail["unmeasurable"]``: unmeasurable output is the
+system's failure. A request the item lacks, or a script with nothing to count, is a
+:class:`~vocencebench.errors.ProbeError` (the instrument's or the corpus's problem).
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import numpy.typing as npt
 
 from ..decide import desirability
 from ..errors import ConfigError, MissingDependencyError, ProbeError
-from ..schema import Item, ProbeResult
+from ..schema import UNMEASURABLE, Item, ProbeResult
+from . import gender_model
 from .syllables import count_syllables
+from .vad import VoiceActivity, voice_activity_of
 
 if TYPE_CHECKING:
     from ..audio import Audio
@@ -36,7 +41,6 @@ __all__ = [
     "ANALYSIS_RATE",
     "DNSMOS_WINDOW_S",
     "GENDER_F0_MID_HZ",
-    "GENDER_F3_MID_HZ",
     "LOUDNESS_EDGES_LUFS",
     "PACE_DISAGREE_FACTOR",
     "PACE_EDGES_PPS",
@@ -45,17 +49,25 @@ __all__ = [
     "PITCH_CEILING_HZ",
     "PITCH_EDGE_SEMITONES",
     "PITCH_FLOOR_HZ",
+    "PITCH_FLOOR_LOW_HZ",
+    "PITCH_GUARD_HI",
+    "PITCH_GUARD_LO",
+    "PITCH_HIGHPASS_HZ",
     "PITCH_RATE",
+    "PITCH_STEP_PERIODS",
     "REFERENCE_F0_HZ",
     "DnsmosDiagnostic",
     "GenderHeuristicProbe",
     "LoudnessProbe",
     "PaceProbe",
     "PitchProbe",
+    "SpeechCheck",
     "VoiceAnalysis",
     "age_group",
     "analyse",
+    "check_speech",
     "integrated_loudness",
+    "unmeasurable",
 ]
 
 log = logging.getLogger("vocencebench.probes")
@@ -64,7 +76,7 @@ FloatArray = npt.NDArray[np.float64]
 
 # ----------------------------------------------------------------------------- constants
 
-#: Rate (Hz) at which the speech span, intensity and the formants' source are analysed: the
+#: Rate (Hz) at which the speech span, intensity and the gender front end are analysed: the
 #: clip's own rate when it is at most this, else :meth:`Audio.at_16k` (shared with ASR and
 #: the classifiers).
 ANALYSIS_RATE: Final = 16_000
@@ -72,16 +84,37 @@ ANALYSIS_RATE: Final = 16_000
 #: needs nothing above 2 kHz (eight samples per period at the ceiling; Praat interpolates the
 #: autocorrelation peak), and Praat's cost per frame falls with the window's sample count.
 PITCH_RATE: Final = 4_000
-#: Praat pitch floor (Hz): 75 Hz (Praat's default) lost the lowest male voices.
-PITCH_FLOOR_HZ: Final = 50.0
+#: Praat pitch floor (Hz) for every clip: Praat's default for adult speech. A 50 Hz floor
+#: tracked 60 Hz mains hum on real recordings (docs/probes.md, Pitch).
+PITCH_FLOOR_HZ: Final = 75.0
+#: The lower floor (Hz) used only where the request needs it: a man (adult or elderly) asked
+#: for a low voice, whose F0 may sit below 75 Hz.
+PITCH_FLOOR_LOW_HZ: Final = 50.0
+#: High-pass before pitch tracking (Hz, 8th-order Butterworth): removes mains hum at 50/60 Hz
+#: and rumble; the F0 of a voice above it, and its harmonics, pass.
+PITCH_HIGHPASS_HZ: Final = 70.0
 #: Praat pitch ceiling (Hz): above any speaking voice, children included.
 PITCH_CEILING_HZ: Final = 500.0
-#: Pitch analysis step (s): half a 60 ms window (Praat's default for a 50 Hz floor is 15 ms).
-#: A median over a clip needs coverage, not resolution: on 135 eSpeak clips the median moved
-#: by 0.2 % (median; at most 0.26 semitones) from the 8 kHz, 15 ms track, at 40 % of its cost.
-PITCH_TIME_STEP_S: Final = 0.03
-#: A clip with fewer voiced pitch frames than this has no measurable F0 (3 frames = 90 ms).
+#: Pitch analysis step (s) per pitch floor: Praat's own default, 0.75 / floor (10 ms at 75 Hz,
+#: 15 ms at 50 Hz). A 30 ms step (pitch-praat@2/@3) sampled too few frames: the clip median
+#: of a contour that jumps between phrase levels moved by over 1 semitone on 6 of 110 real
+#: clips (docs/probes.md, Pitch).
+PITCH_STEP_PERIODS: Final = 0.75
+#: Octave-error guard: voiced frames outside [LO × Q1, HI × Q3] of the clip's own F0
+#: quartiles are left out of the median (the F0 range rule of De Looze & Hirst 2008).
+PITCH_GUARD_LO: Final = 0.75
+PITCH_GUARD_HI: Final = 1.5
+#: A clip with fewer voiced pitch frames than this has no measurable F0.
 MIN_VOICED_FRAMES: Final = 3
+
+#: Speech-presence check (all must hold): seconds of voice activity, seconds of voiced pitch
+#: frames, voiced share of the voice activity, F0 interquartile range (semitones) and spectral
+#: shape change (dB). Margins on real and synthetic speech are in docs/probes.md.
+SPEECH_MIN_S: Final = 0.2
+SPEECH_MIN_VOICED_S: Final = 0.15
+SPEECH_MIN_VOICED_SHARE: Final = 0.15
+SPEECH_MIN_F0_SPREAD_ST: Final = 0.3
+SPEECH_MIN_SHAPE_VAR_DB: Final = 3.0
 
 #: Age groups (lower bound, years, inclusive) of a requested age: under 11 child, 11–16 teen,
 #: 17–59 adult, 60 and over elderly.
@@ -109,13 +142,6 @@ PAUSE_MIN_S: Final = 0.1
 #: Scripts with fewer syllables than this are flagged ``short_script``: phrase-final lengthening
 #: weighs more in them, so they read slower at the same tempo.
 PACE_MIN_SYLLABLES: Final = 10
-#: Frame length and hop (s) of the energy envelope used to trim leading/trailing silence.
-TRIM_FRAME_S: Final = 0.020
-TRIM_HOP_S: Final = 0.010
-#: A frame is speech when its RMS level is within this many dB of the loudest frame ...
-TRIM_BELOW_PEAK_DB: Final = 35.0
-#: ... and at least this many dB above the clip's noise floor (5th percentile frame level).
-TRIM_ABOVE_FLOOR_DB: Final = 6.0
 #: de Jong & Wempe syllable nuclei: intensity peaks above (99th percentile − this many dB) ...
 NUCLEI_SILENCE_DB: Final = 25.0
 #: ... that rise at least this many dB above the dip before them, and are voiced.
@@ -129,26 +155,15 @@ LOUDNESS_EDGES_LUFS: Final = (-23.0, -17.5)
 #: BS.1770 gating block (s): a shorter clip is measured as one block (see integrated_loudness).
 LOUDNESS_BLOCK_S: Final = 0.4
 
-#: Gender heuristic: F0 (Hz) and third formant (Hz) half-way between typical adult men and
-#: women, and the spans that count as one unit of evidence.
+#: Gender: semitones of the median F0 are taken re this frequency (Hz); the model itself is
+#: :mod:`.gender_model` (F0 + a spectral-envelope likelihood ratio, fitted on real speech).
 GENDER_F0_MID_HZ: Final = 165.0
-GENDER_F3_MID_HZ: Final = 2750.0
-GENDER_SEMITONES_PER_UNIT: Final = 3.0
-GENDER_F3_HZ_PER_UNIT: Final = 200.0
-#: The third formant's evidence is capped at this many units either way (F3 outside
-#: 2350–3150 Hz counts as at the edge): beyond that a value is as likely a tracking error as a
-#: vocal tract. So when F0 alone is further than this from the midpoint, F3 cannot change the
-#: label and is not measured.
-GENDER_F3_MAX_UNITS: Final = 2.0
-#: Formant analysis: Burg, 5 formants below 5500 Hz (Praat's settings for adult speech) on
-#: the clip resampled to 11 kHz, one frame per this step (s).
-FORMANT_MAX_HZ: Final = 5500.0
-FORMANT_TIME_STEP_S: Final = 0.04
 
 #: Key of the shared analysis kept with each clip; it names every setting the analysis reads,
 #: so a change of settings can never reuse a stale analysis.
-_ANALYSIS_KEY: Final = (f"probes.voice-analysis@{PITCH_RATE}/{PITCH_FLOOR_HZ}/{PITCH_CEILING_HZ}/"
-                       f"{PITCH_TIME_STEP_S}/{TRIM_HOP_S}/{PAUSE_MIN_S}")
+_ANALYSIS_KEY: Final = (f"probes.voice-analysis@{PITCH_RATE}/{PITCH_CEILING_HZ}/"
+                       f"{PITCH_STEP_PERIODS}/{PITCH_GUARD_LO}/{PITCH_GUARD_HI}/"
+                       f"{PITCH_HIGHPASS_HZ}/{PAUSE_MIN_S}")
 
 #: DNSMOS analyses 9.01 s windows (shorter clips are repeated to fill one), one per second.
 DNSMOS_WINDOW_S: Final = 9.01
@@ -162,12 +177,14 @@ class VoiceAnalysis:
     """The Praat analysis several probes share.
 
     ``rate``: analysis rate (Hz). ``f0_hz``: F0 per pitch frame (0 = unvoiced), frames
-    :data:`PITCH_TIME_STEP_S` apart starting at ``f0_t0`` (s). ``median_f0``: median F0 over
-    voiced frames (Hz) or None when fewer than :data:`MIN_VOICED_FRAMES` are voiced.
+    ``f0_step`` s apart starting at ``f0_t0`` (s). ``median_f0``: median F0 over the voiced
+    frames inside the octave guard (Hz), or None when fewer than :data:`MIN_VOICED_FRAMES` are
+    voiced. ``octave_outliers``: voiced frames the guard left out.
     ``voiced_fraction``: voiced frames / all frames. ``speech_start`` / ``speech_end``:
     first and last speech instant (s) after trimming silence. ``pause_s``: total length (s)
     of the ``pauses`` silent runs of at least :data:`PAUSE_MIN_S` between them.
-    ``duration``: clip length (s).
+    ``duration``: clip length (s). ``floor_hz``: the pitch floor of the track. ``vad``: the
+    voice activity (speech frames) the span comes from.
     """
 
     rate: int
@@ -180,6 +197,10 @@ class VoiceAnalysis:
     pause_s: float
     pauses: int
     duration: float
+    floor_hz: float = PITCH_FLOOR_HZ
+    vad: VoiceActivity | None = None
+    f0_step: float = PITCH_STEP_PERIODS / PITCH_FLOOR_HZ
+    octave_outliers: int = 0
 
     @property
     def speech_time(self) -> float:
@@ -193,7 +214,7 @@ class VoiceAnalysis:
 
     def voiced_mask(self, t: FloatArray) -> npt.NDArray[np.bool_]:
         """For each time in ``t`` (s): is the pitch frame nearest to it voiced?"""
-        i = np.rint((t - self.f0_t0) / PITCH_TIME_STEP_S).astype(np.int64)
+        i = np.rint((t - self.f0_t0) / self.f0_step).astype(np.int64)
         inside = (i >= 0) & (i < self.f0_hz.shape[0])
         out = np.zeros(t.shape[0], dtype=bool)
         out[inside] = self.f0_hz[i[inside]] > 0
@@ -211,8 +232,8 @@ def _parselmouth() -> Any:
 
 
 def _samples_for_analysis(audio: Audio) -> tuple[FloatArray, int]:
-    """The analysis signal (float64, kept with the clip: span, pitch and formants share it)
-    and its rate (Hz)."""
+    """The analysis signal (float64, kept with the clip: span, pitch and the gender front end
+    share it) and its rate (Hz)."""
     rate = min(audio.sample_rate, ANALYSIS_RATE)
 
     def compute() -> FloatArray:
@@ -264,43 +285,29 @@ def _pitch_signal(audio: Audio) -> FloatArray:
     def compute() -> FloatArray:
         x, rate = _samples_for_analysis(audio)
         y = _resample(x, rate, PITCH_RATE)
+        if PITCH_HIGHPASS_HZ > 0 and y.shape[0]:
+            from scipy.signal import sosfiltfilt
+
+            y = np.ascontiguousarray(sosfiltfilt(_highpass(), y))
         y.setflags(write=False)
         return y
-    return audio.derived(f"probes.pitch-signal@{PITCH_RATE}", compute)
+    return audio.derived(f"probes.pitch-signal@{PITCH_RATE}/{PITCH_HIGHPASS_HZ}", compute)
 
 
-def _speech_span(x: FloatArray, rate: int) -> tuple[float, float, float, int]:
-    """(first speech instant s, last speech instant s, pause time s, pauses) of ``x``: the
-    pauses are the runs of non-speech frames between them lasting ≥ PAUSE_MIN_S."""
-    hop = max(1, round(TRIM_HOP_S * rate))
-    frame = 2 * hop  # TRIM_FRAME_S: two hops, so a frame's energy is the sum of two blocks
-    n = x.shape[0] // hop - 1
-    if n < 1:
-        return 0.0, x.shape[0] / rate, 0.0, 0
-    blocks = np.square(x[:(n + 1) * hop]).reshape(n + 1, hop).sum(axis=1)
-    rms = np.sqrt((blocks[:-1] + blocks[1:]) / frame)
-    level = 20.0 * np.log10(np.maximum(rms, 1e-10))
-    threshold = max(float(level.max()) - TRIM_BELOW_PEAK_DB,
-                    _percentile(level, 5.0) + TRIM_ABOVE_FLOOR_DB)
-    is_speech = level >= threshold
-    speech = np.flatnonzero(is_speech)
-    if speech.size == 0:  # a flat envelope: every frame is equally loud
-        return 0.0, x.shape[0] / rate, 0.0, 0
-    first, last = int(speech[0]), int(speech[-1])
-    start = first * hop / rate
-    end = min(x.shape[0], last * hop + frame) / rate
-    # runs of non-speech frames inside the span: +1 where one starts, -1 after it ends
-    edges = np.diff(np.concatenate([[0], (~is_speech[first:last + 1]).astype(np.int8), [0]]))
-    runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)  # frames per run
-    pauses = runs[runs >= round(PAUSE_MIN_S / TRIM_HOP_S)]
-    return start, end, float(pauses.sum()) * hop / rate, int(pauses.shape[0])
+@functools.cache
+def _highpass() -> npt.NDArray[np.float64]:
+    from scipy.signal import butter
+
+    return np.asarray(butter(4, PITCH_HIGHPASS_HZ, btype="highpass", fs=PITCH_RATE,
+                             output="sos"), dtype=np.float64)
 
 
-def _analyse(audio: Audio) -> VoiceAnalysis:
+def _analyse(audio: Audio, floor_hz: float) -> VoiceAnalysis:
     pm = _parselmouth()
     snd = pm.Sound(_pitch_signal(audio), sampling_frequency=PITCH_RATE)
+    step = PITCH_STEP_PERIODS / floor_hz
     try:
-        pitch = snd.to_pitch_ac(time_step=PITCH_TIME_STEP_S, pitch_floor=PITCH_FLOOR_HZ,
+        pitch = snd.to_pitch_ac(time_step=step, pitch_floor=floor_hz,
                                 pitch_ceiling=PITCH_CEILING_HZ)
         f0 = np.array(pitch.selected_array["frequency"], dtype=np.float64)
         t0 = float(pitch.x1) if f0.shape[0] else 0.0
@@ -309,9 +316,10 @@ def _analyse(audio: Audio) -> VoiceAnalysis:
         t0 = 0.0
     f0 = np.where(np.isfinite(f0), f0, 0.0)
     voiced = f0[f0 > 0]
-    median = _median(voiced) if voiced.shape[0] >= MIN_VOICED_FRAMES else None
+    median, outliers = _guarded_median(voiced)
     x, rate = _samples_for_analysis(audio)
-    start, end, pause_s, pauses = _speech_span(x, rate)
+    vad = voice_activity_of(audio, x, rate)
+    start, end, pause_s, pauses = vad.span(PAUSE_MIN_S)
     result = VoiceAnalysis(
         rate=rate,
         f0_hz=f0,
@@ -323,15 +331,88 @@ def _analyse(audio: Audio) -> VoiceAnalysis:
         pause_s=pause_s,
         pauses=pauses,
         duration=audio.duration,
+        floor_hz=floor_hz,
+        vad=vad,
+        f0_step=step,
+        octave_outliers=outliers,
     )
     result.f0_hz.setflags(write=False)
     return result
 
 
-def analyse(audio: Audio) -> VoiceAnalysis:
-    """The shared pitch track and speech span of ``audio``, computed once per clip and kept
-    with it (:meth:`Audio.derived`), so the probes of one set analyse a clip once."""
-    return audio.derived(_ANALYSIS_KEY, lambda: _analyse(audio))
+def _guarded_median(voiced: FloatArray) -> tuple[float | None, int]:
+    """Median of the voiced F0 values inside the octave guard [0.75 Q1, 1.5 Q3], and how many
+    values the guard left out; (None, 0) below :data:`MIN_VOICED_FRAMES` values."""
+    if voiced.shape[0] < MIN_VOICED_FRAMES:
+        return None, 0
+    lo = PITCH_GUARD_LO * _percentile(voiced, 25.0)
+    hi = PITCH_GUARD_HI * _percentile(voiced, 75.0)
+    kept = voiced[(voiced >= lo) & (voiced <= hi)]
+    return _median(kept), int(voiced.shape[0] - kept.shape[0])
+
+
+def analyse(audio: Audio, *, floor_hz: float = PITCH_FLOOR_HZ) -> VoiceAnalysis:
+    """The shared pitch track (floor ``floor_hz``) and speech span of ``audio``, computed
+    once per clip and floor and kept with it (:meth:`Audio.derived`), so the probes of one set
+    analyse a clip once."""
+    return audio.derived(f"{_ANALYSIS_KEY}/{floor_hz}", lambda: _analyse(audio, floor_hz))
+
+
+@dataclass(frozen=True)
+class SpeechCheck:
+    """Whether a clip holds speech at all, and the numbers that decided it.
+
+    ``present``: every criterion holds. ``reason``: the first criterion that failed (None when
+    present). ``speech_s``: seconds of voice activity (:mod:`.vad`). ``voiced_s``: seconds of
+    voiced pitch frames (75–500 Hz). ``voiced_share``: voiced_s / speech_s. ``f0_spread_st``:
+    interquartile range of F0 over voiced frames (semitones): a voice moves, a tone or hum
+    does not. ``shape_var_db``: how much the spectral shape changes over the speech frames
+    (dB): formants move, stationary noise and tones do not.
+    """
+
+    present: bool
+    reason: str | None
+    speech_s: float
+    voiced_s: float
+    voiced_share: float
+    f0_spread_st: float
+    shape_var_db: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"present": self.present, "reason": self.reason, "speech_s": self.speech_s,
+                "voiced_s": self.voiced_s, "voiced_share": self.voiced_share,
+                "f0_spread_st": self.f0_spread_st, "shape_var_db": self.shape_var_db}
+
+
+def check_speech(audio: Audio) -> SpeechCheck:
+    """The speech-presence check of a clip (thresholds ``SPEECH_MIN_*``; docs/probes.md)."""
+    a = analyse(audio)
+    vad = a.vad
+    speech_s = vad.speech_s if vad is not None else 0.0
+    shape = vad.shape_var_db if vad is not None else 0.0
+    voiced = a.f0_hz[a.f0_hz > 0]
+    voiced_s = voiced.shape[0] * a.f0_step
+    share = voiced_s / speech_s if speech_s > 0 else 0.0
+    if voiced.shape[0] >= 4:
+        st = 12.0 * np.log2(voiced)
+        spread = _percentile(st, 75.0) - _percentile(st, 25.0)
+    else:
+        spread = 0.0
+    checks = (
+        (speech_s >= SPEECH_MIN_S, f"voice activity {speech_s:.2f} s < {SPEECH_MIN_S} s"),
+        (voiced_s >= SPEECH_MIN_VOICED_S,
+         f"voiced frames {voiced_s:.2f} s < {SPEECH_MIN_VOICED_S} s"),
+        (share >= SPEECH_MIN_VOICED_SHARE,
+         f"voiced share {share:.2f} < {SPEECH_MIN_VOICED_SHARE}"),
+        (spread >= SPEECH_MIN_F0_SPREAD_ST,
+         f"F0 spread {spread:.2f} st < {SPEECH_MIN_F0_SPREAD_ST} st (a steady tone)"),
+        (shape >= SPEECH_MIN_SHAPE_VAR_DB,
+         f"spectral change {shape:.2f} dB < {SPEECH_MIN_SHAPE_VAR_DB} dB (stationary sound)"),
+    )
+    reason = next((why for ok, why in checks if not ok), None)
+    return SpeechCheck(present=reason is None, reason=None if reason is None else
+                       f"no speech: {reason}", speech_s=speech_s, voiced_s=voiced_s,
+                       voiced_share=share, f0_spread_st=spread, shape_var_db=shape)
 
 
 def age_group(age: str | float) -> str:
@@ -359,10 +440,25 @@ def _requested(item: Item, trait: str, probe: str) -> str:
         ) from None
 
 
-def _absent(probe: str, trait: str, audio: Audio, reason: str) -> dict[str, ProbeResult]:
-    log.warning("%s: %s not measured on %s: %s", probe, trait, audio.name or audio.sha256[:12],
-                reason)
-    return {}
+#: Unit of each trait's raw value, for unmeasurable results made without running a probe.
+TRAIT_UNITS: Final[Mapping[str, str]] = {
+    "pitch": "Hz", "pace": "phones/s", "loudness": "LUFS", "age": "years",
+}  # fmt: skip
+
+
+def unmeasurable(trait: str, unit: str, probe: str, reason: str,
+                 **detail: Any) -> ProbeResult:
+    """The result for a trait the clip made unmeasurable: no value, label
+    :data:`~vocencebench.schema.UNMEASURABLE`, d = 0 (the system's failure, never a skip)."""
+    return ProbeResult(trait=trait, value=None, unit=unit, label=UNMEASURABLE, d=0.0,
+                       probe=probe, detail={"unmeasurable": reason, **detail})
+
+
+def _unmeasurable(probe: str, trait: str, unit: str, audio: Audio, reason: str,
+                  **detail: Any) -> dict[str, ProbeResult]:
+    log.info("%s: %s unmeasurable on %s: %s", probe, trait, audio.name or audio.sha256[:12],
+             reason)
+    return {trait: unmeasurable(trait, unit, probe, reason, **detail)}
 
 
 # ----------------------------------------------------------------------------- pitch
@@ -370,11 +466,13 @@ def _absent(probe: str, trait: str, audio: Audio, reason: str) -> dict[str, Prob
 
 @dataclass
 class PitchProbe:
-    """Median F0 (Hz, Praat autocorrelation, 50–500 Hz) over voiced frames, bucketed by
-    semitones from the typical F0 of the requested gender and age group."""
+    """Median F0 (Hz, Praat autocorrelation after a 70 Hz high-pass, 75–500 Hz every 10 ms;
+    50 Hz floor, 15 ms, for a man asked for a low voice) over the voiced frames inside the
+    octave guard, bucketed by semitones from the typical F0 of the requested gender and age
+    group."""
 
     name: str = "pitch-praat"
-    version: str = "2"
+    version: str = "4"
     traits: tuple[str, ...] = ("pitch",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
@@ -387,19 +485,25 @@ class PitchProbe:
             raise ProbeError(
                 f"{pid}: no reference F0 for gender {gender!r}; valid: male, female"
             ) from None
-        a = analyse(audio)
+        wanted = _requested(item, "pitch", pid)
+        low_edge = ref * 2.0 ** (-PITCH_EDGE_SEMITONES / 12.0)
+        floor = (PITCH_FLOOR_LOW_HZ if wanted == "low" and low_edge < 1.5 * PITCH_FLOOR_HZ
+                 else PITCH_FLOOR_HZ)
+        a = analyse(audio, floor_hz=floor)
         if a.median_f0 is None:
-            return _absent(pid, "pitch", audio, f"fewer than {MIN_VOICED_FRAMES} voiced frames "
-                           f"(voiced fraction {a.voiced_fraction:.3f})")
+            return _unmeasurable(pid, "pitch", "Hz", audio,
+                                 f"fewer than {MIN_VOICED_FRAMES} voiced frames",
+                                 voiced_fraction=a.voiced_fraction)
         st = 12.0 * math.log2(a.median_f0 / ref)
         label = "low" if st < -PITCH_EDGE_SEMITONES else "high" if st > PITCH_EDGE_SEMITONES \
             else "medium"
         return {"pitch": ProbeResult(
             trait="pitch", value=a.median_f0, unit="Hz", label=label,
-            d=desirability("pitch", label, _requested(item, "pitch", pid)),
+            d=desirability("pitch", label, wanted),
             probe=pid,
             detail={"semitones": st, "reference_hz": ref, "age_group": group,
-                    "voiced_fraction": a.voiced_fraction},
+                    "voiced_fraction": a.voiced_fraction, "floor_hz": floor,
+                    "octave_outliers": a.octave_outliers},
         )}
 
 
@@ -409,7 +513,7 @@ class PitchProbe:
 def _nuclei(audio: Audio, a: VoiceAnalysis) -> int:
     """Syllable nuclei after de Jong & Wempe (2009): voiced intensity peaks inside the speech
     span, above (99th percentile − 25 dB), each rising ≥ 2 dB above the dip before it.
-    The intensity contour is Praat's (minimum pitch 50 Hz) on the pitch signal (≤ 4 kHz: vowel
+    The intensity contour is Praat's (minimum pitch 75 Hz) on the pitch signal (≤ 4 kHz: vowel
     energy, where the nuclei are)."""
     pm = _parselmouth()
     try:
@@ -440,11 +544,12 @@ def _nuclei(audio: Audio, a: VoiceAnalysis) -> int:
 @dataclass
 class PaceProbe:
     """Articulation rate: phones of the script (CMU dictionary, spoken form) per second of
-    speech with its pauses (silent runs ≥ 100 ms) left out; the speaking rate in syllables/s
+    speech (voice activity against the clip's noise floor, :mod:`.vad`) with its pauses
+    (runs without speech ≥ 100 ms) left out; the speaking rate in syllables/s
     and an acoustic syllable-nucleus count are reported beside it."""
 
     name: str = "pace-phones"
-    version: str = "1"
+    version: str = "3"
     traits: tuple[str, ...] = ("pace",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
@@ -452,10 +557,11 @@ class PaceProbe:
         requested = _requested(item, "pace", pid)
         syl = count_syllables(item.text)
         if syl.total == 0:
-            return _absent(pid, "pace", audio, "the script has no syllables to count")
+            raise ProbeError(f"{pid}: the script of item {item.id} has no syllables to count "
+                             f"({item.text!r}); the corpus gate should refuse it")
         a = analyse(audio)
         if a.articulation_time <= 0:
-            return _absent(pid, "pace", audio, "no speech span was found")
+            return _unmeasurable(pid, "pace", "phones/s", audio, "no speech was found")
         rate = syl.phones / a.articulation_time
         nuclei = _nuclei(audio, a)
         ratio = syl.total / nuclei if nuclei > 0 else math.inf
@@ -509,20 +615,24 @@ def _k_weighting(sample_rate: int) -> npt.NDArray[np.float64]:
 
 
 def _bs1770(x: FloatArray, sample_rate: int) -> float:
-    """pyloudnorm's ``Meter.integrated_loudness`` for one channel (same filters, same block
-    bounds, same gates) with the per-block loops vectorised; agrees within 1e-9 LU."""
+    """pyloudnorm's ``Meter.integrated_loudness`` (same filters, same block bounds, same
+    gates) with the per-block loops vectorised; agrees within 1e-9 LU. ``x`` is one channel
+    (1-D) or frames × channels: the channels' block mean squares are summed with weight 1.0
+    each (BS.1770 for left, right and centre)."""
     from scipy.signal import sosfilt
 
-    y = sosfilt(_k_weighting(sample_rate).copy(), x)  # scipy wants writable sections
+    chans = x[:, np.newaxis] if x.ndim == 1 else x
+    y = sosfilt(_k_weighting(sample_rate).copy(), chans, axis=0)  # scipy wants writable sos
     block, step = LOUDNESS_BLOCK_S, 0.25  # 400 ms blocks, 75 % overlap
-    n_blocks = int(np.round((x.shape[0] / sample_rate - block) / (block * step))) + 1
+    n_blocks = int(np.round((chans.shape[0] / sample_rate - block) / (block * step))) + 1
     j = np.arange(n_blocks)
     lower = (block * (j * step) * sample_rate).astype(np.int64)
     upper = (block * (j * step + 1) * sample_rate).astype(np.int64)
     # reduceat over interleaved (lower, upper) bounds sums each block at even positions;
     # the trailing zero makes the clip's end a valid bound (pyloudnorm's slices stop there).
     bounds = np.minimum(np.stack([lower, upper], axis=1).ravel(), y.shape[0])
-    energy = np.add.reduceat(np.concatenate([np.square(y), [0.0]]), bounds)[0::2]
+    power = np.square(y).sum(axis=1)  # Σ over channels, weight 1.0 each
+    energy = np.add.reduceat(np.concatenate([power, [0.0]]), bounds)[0::2]
     z = energy / (block * sample_rate)
     with np.errstate(divide="ignore"):
         level = -0.691 + 10.0 * np.log10(z)
@@ -537,8 +647,9 @@ def _bs1770(x: FloatArray, sample_rate: int) -> float:
 
 
 def integrated_loudness(samples: npt.ArrayLike, sample_rate: int) -> tuple[float | None, bool]:
-    """ITU-R BS.1770-4 integrated loudness (LUFS) of mono ``samples`` at ``sample_rate`` Hz,
-    and whether the clip was shorter than one 400 ms gating block.
+    """ITU-R BS.1770-4 integrated loudness (LUFS) of ``samples`` at ``sample_rate`` Hz — mono
+    (1-D) or frames × channels (channel powers summed, weight 1.0 each) — and whether the clip
+    was shorter than one 400 ms gating block.
 
     A short clip is zero-padded to one block and the padding's share is added back
     (+10·log10(block samples / clip samples)), which gives the K-weighted mean square of the
@@ -553,34 +664,55 @@ def integrated_loudness(samples: npt.ArrayLike, sample_rate: int) -> tuple[float
         if x.shape[0] == 0:
             raise ProbeError("cannot measure the loudness of an empty clip")
         correction = 10.0 * math.log10(block / x.shape[0])
-        x = np.concatenate([x, np.zeros(math.ceil(block) - x.shape[0])])
+        pad = np.zeros((math.ceil(block) - x.shape[0], *x.shape[1:]))
+        x = np.concatenate([x, pad])
     lufs = _bs1770(x, sample_rate)
     if not math.isfinite(lufs):
         return None, short
     return lufs + correction, short
 
 
+def _channels(audio: Audio) -> tuple[npt.NDArray[Any], bool]:
+    """The samples the meter reads, and whether they are the file's channels: ``frames ×
+    channels`` from ``Audio.channel_samples`` where the decoder keeps them, else the mono
+    samples (for a file that was mixed down without its channels kept, the two channels are
+    taken as equal — dual mono — and the estimate is flagged)."""
+    ch = getattr(audio, "channel_samples", None)
+    if ch is not None:
+        arr = np.asarray(ch)
+        if arr.ndim == 2 and arr.shape[1] > 1:
+            return arr, True
+        return arr.reshape(-1), True
+    return np.asarray(audio.samples), audio.channels <= 1
+
+
 @dataclass
 class LoudnessProbe:
-    """Integrated loudness (LUFS, ITU-R BS.1770 via pyloudnorm), bucketed quiet/normal/loud."""
+    """Integrated loudness (LUFS, ITU-R BS.1770: channel powers summed), bucketed
+    quiet/normal/loud; below the −70 LUFS absolute gate the clip is unmeasurable."""
 
     name: str = "loudness-bs1770"
-    version: str = "2"
+    version: str = "3"
     traits: tuple[str, ...] = ("loudness",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
         pid = f"{self.name}@{self.version}"
         requested = _requested(item, "loudness", pid)
-        lufs, short = integrated_loudness(audio.samples, audio.sample_rate)
-        lo, hi = LOUDNESS_EDGES_LUFS
+        x, exact = _channels(audio)
+        lufs, short = integrated_loudness(x, audio.sample_rate)
+        if lufs is not None and not exact:  # mixed down, channels lost: dual-mono estimate
+            lufs += 10.0 * math.log10(audio.channels)
+        peak = float(np.max(np.abs(x))) if x.size else 0.0
+        detail: dict[str, Any] = {
+            "short_clip": short, "channels": audio.channels,
+            "channels_estimated": not exact,
+            "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else None,
+        }
         if lufs is None:
-            label = "quiet"
-            detail: dict[str, Any] = {"below_absolute_gate": True, "short_clip": short}
-        else:
-            label = "quiet" if lufs < lo else "loud" if lufs > hi else "normal"
-            detail = {"below_absolute_gate": False, "short_clip": short}
-        peak = float(np.max(np.abs(audio.samples)))
-        detail["peak_dbfs"] = 20.0 * math.log10(peak) if peak > 0 else None
+            return _unmeasurable(pid, "loudness", "LUFS", audio,
+                                 "every block is below the -70 LUFS absolute gate", **detail)
+        lo, hi = LOUDNESS_EDGES_LUFS
+        label = "quiet" if lufs < lo else "loud" if lufs > hi else "normal"
         return {"loudness": ProbeResult(
             trait="loudness", value=lufs, unit="LUFS", label=label,
             d=desirability("loudness", label, requested), probe=pid, detail=detail,
@@ -590,34 +722,15 @@ class LoudnessProbe:
 # ----------------------------------------------------------------------------- gender
 
 
-def _median_f3(audio: Audio, a: VoiceAnalysis) -> float | None:
-    """Median third formant (Hz) over voiced frames, or None when the clip's rate cannot hold
-    it (below 11 kHz) or no voiced frame has an F3."""
-    if audio.sample_rate < 2 * FORMANT_MAX_HZ:
-        return None
-    pm = _parselmouth()
-    x, rate = _samples_for_analysis(audio)
-    target = int(2 * FORMANT_MAX_HZ)
-    try:
-        formant = pm.Sound(_resample(x, rate, target), sampling_frequency=target) \
-            .to_formant_burg(time_step=FORMANT_TIME_STEP_S, max_number_of_formants=5,
-                             maximum_formant=FORMANT_MAX_HZ)
-    except pm.PraatError:
-        return None
-    t = formant.x1 + formant.dx * np.arange(formant.nx)
-    f3 = np.array([formant.get_value_at_time(3, float(tt)) for tt in t[a.voiced_mask(t)]],
-                  dtype=np.float64)
-    f3 = f3[np.isfinite(f3) & (f3 > 0)]
-    return _median(f3) if f3.shape[0] else None
-
-
 @dataclass
 class GenderHeuristicProbe:
-    """Offline male/female heuristic from median F0 and the third formant (a classifier
-    probe listed later in a ProbeSet replaces it)."""
+    """Offline male/female model: octave-guarded median F0 plus the spectral envelope of the
+    voiced frames (19 mel cepstra at 8 kHz scored by two Gaussian mixtures), fitted on real
+    read speech (:mod:`.gender_model`). A classifier probe listed later in a ProbeSet
+    replaces it."""
 
-    name: str = "gender-f0f3"
-    version: str = "2"
+    name: str = "gender-f0gmm"
+    version: str = "1"
     traits: tuple[str, ...] = ("gender",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
@@ -625,20 +738,20 @@ class GenderHeuristicProbe:
         requested = _requested(item, "gender", pid)
         a = analyse(audio)
         if a.median_f0 is None:
-            return _absent(pid, "gender", audio, f"fewer than {MIN_VOICED_FRAMES} voiced frames")
-        f0_units = 12.0 * math.log2(a.median_f0 / GENDER_F0_MID_HZ) / GENDER_SEMITONES_PER_UNIT
-        decisive = abs(f0_units) > GENDER_F3_MAX_UNITS
-        f3 = None if decisive else _median_f3(audio, a)
-        f3_units = 0.0 if f3 is None else min(GENDER_F3_MAX_UNITS, max(
-            -GENDER_F3_MAX_UNITS, (f3 - GENDER_F3_MID_HZ) / GENDER_F3_HZ_PER_UNIT))
-        score = f0_units + f3_units
+            return _unmeasurable(pid, "gender", "", audio,
+                                 f"fewer than {MIN_VOICED_FRAMES} voiced frames")
+        x, rate = _samples_for_analysis(audio)
+        cep, times = gender_model.cepstra(audio, x, rate)
+        voiced = cep[a.voiced_mask(times)]
+        llr = gender_model.spectral_llr(voiced)
+        score = gender_model.log_odds(a.median_f0, llr)
         label = "female" if score > 0 else "male"
-        method = "f0 (decisive)" if decisive else "f0+f3" if f3 is not None else "f0"
         return {"gender": ProbeResult(
             trait="gender", value=label, unit="", label=label,
             d=desirability("gender", label, requested), probe=pid,
-            detail={"heuristic": True, "score": score, "f0_hz": a.median_f0, "f3_hz": f3,
-                    "method": method},
+            detail={"heuristic": True, "score": score, "f0_hz": a.median_f0,
+                    "spectral_llr": llr, "voiced_frames": int(voiced.shape[0]),
+                    "method": "f0+spectrum" if llr is not None else "f0"},
         )}
 
 

@@ -11,6 +11,7 @@ from ..traits import TRAITS, TraitRegistry
 
 if TYPE_CHECKING:
     from ..audio import Audio
+    from .acoustic import SpeechCheck
 
 __all__ = ["Diagnostic", "Probe", "ProbeSet"]
 
@@ -21,8 +22,9 @@ class Probe(Protocol):
 
     ``name`` and ``version`` form ``name@version`` (caches key on it: bump the version
     whenever the output can change). ``traits`` lists what it can measure.
-    ``measure`` returns a :class:`ProbeResult` per trait it measured (a trait it cannot
-    measure on this clip is absent, never guessed).
+    ``measure`` returns a :class:`ProbeResult` for every trait it measures: a trait the clip
+    makes unmeasurable gets label ``schema.UNMEASURABLE`` with d = 0 (never absent, never
+    guessed); a crash is a ProbeError.
     """
 
     name: str
@@ -44,7 +46,12 @@ class Diagnostic(Protocol):
 
 class ProbeSet:
     """An ordered set of probes; for a trait several probes measure, the later one wins
-    (so a classifier listed after a heuristic replaces it)."""
+    (so a classifier listed after a heuristic replaces it).
+
+    Before any probe runs, :meth:`speech_check` asks whether the clip holds speech at all; a
+    clip without speech gets an UNMEASURABLE result (d = 0) for every trait of the set
+    (``check_speech=False`` turns that off, e.g. for probes of non-speech traits).
+    """
 
     def __init__(
         self,
@@ -52,10 +59,12 @@ class ProbeSet:
         *,
         diagnostics: Iterable[Diagnostic] = (),
         registry: TraitRegistry = TRAITS,
+        check_speech: bool = True,
     ) -> None:
         self.probes: tuple[Probe, ...] = tuple(probes)
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         self.registry = registry
+        self.check_speech = check_speech
         seen: set[str] = set()
         for p in self.probes:
             pid = f"{p.name}@{p.version}"
@@ -77,8 +86,51 @@ class ProbeSet:
         got = {t for p in self.probes for t in p.traits}
         return tuple(t for t in self.registry.names() if t in got)
 
+    def speech_check(self, audio: Audio) -> SpeechCheck:
+        """Whether ``audio`` holds speech (``present``), why not (``reason``), and the numbers
+        (:class:`~vocencebench.probes.acoustic.SpeechCheck`). Kept with the clip."""
+        from .acoustic import check_speech
+
+        try:
+            return check_speech(audio)
+        except ProbeError:
+            raise
+        except Exception as exc:
+            raise ProbeError(f"speech check failed: {type(exc).__name__}: {exc}") from exc
+
+    def unmeasurable_results(self, item: Item, reason: str,
+                             traits: Iterable[str] | None = None) -> dict[str, ProbeResult]:
+        """UNMEASURABLE results (value None, d = 0, ``detail["unmeasurable"] = reason``) for
+        ``traits`` (default: every trait of the set), each under the id of the probe that
+        would have measured it (the latest one). A trait the item does not request is a
+        ProbeError, as in :meth:`measure`; so is a trait no probe of the set measures."""
+        from .acoustic import TRAIT_UNITS, unmeasurable
+
+        wanted = self.traits if traits is None else tuple(traits)
+        owner: dict[str, Probe] = {}
+        for p in self.probes:
+            for t in p.traits:
+                owner[t] = p
+        out: dict[str, ProbeResult] = {}
+        for t in wanted:
+            probe = owner.get(t)
+            if probe is None:
+                raise ProbeError(f"no probe of {self!r} measures {t!r}")
+            pid = f"{probe.name}@{probe.version}"
+            if t not in item.traits:
+                raise ProbeError(f"{pid} needs the requested {t!r} of item {item.id}, which "
+                                 "has none; corpus items must name every trait")
+            units = getattr(probe, "units", None) or {}
+            out[t] = unmeasurable(t, units.get(t, TRAIT_UNITS.get(t, "")), pid, reason)
+        return {t: out[t] for t in self.registry.names() if t in out}
+
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
-        """Every trait the set can measure on ``audio``, against ``item``'s request."""
+        """Every trait the set can measure on ``audio``, against ``item``'s request; all of
+        them UNMEASURABLE (d = 0) when the clip holds no speech."""
+        if self.check_speech and self.probes:
+            check = self.speech_check(audio)
+            if not check.present:
+                return self.unmeasurable_results(item, check.reason or "no speech")
         out: dict[str, ProbeResult] = {}
         for p in self.probes:
             try:

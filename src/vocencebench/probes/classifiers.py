@@ -738,17 +738,35 @@ def measure_batch(probe_set: ProbeSet, audios: Sequence[Audio], items: Sequence[
                   ) -> list[dict[str, ProbeResult]]:
     """:meth:`ProbeSet.measure` over many clips, using each probe's ``measure_batch`` when it
     has one (the classifier probes: one padded forward pass per batch). Same semantics: later
-    probes win for a trait, results in registry order."""
+    probes win for a trait, results in registry order, and a clip that fails the set's speech
+    check gets UNMEASURABLE (d = 0) for every trait without reaching any model.
+
+    The classifier probes' own ``measure`` / ``measure_batch`` do not run the speech check:
+    a pipeline that calls them directly fills a no-speech clip's traits with
+    :meth:`ProbeSet.unmeasurable_results` instead of running them."""
     if len(audios) != len(items):
         raise ConfigError(f"measure_batch: {len(audios)} clips but {len(items)} items")
     merged: list[dict[str, ProbeResult]] = [{} for _ in items]
+    live = list(range(len(items)))
+    if probe_set.check_speech and probe_set.probes:
+        live = []
+        for k, (a, it) in enumerate(zip(audios, items, strict=True)):
+            check = probe_set.speech_check(a)
+            if check.present:
+                live.append(k)
+            else:
+                merged[k] = probe_set.unmeasurable_results(it, check.reason or "no speech")
+    la = [audios[k] for k in live]
+    li = [items[k] for k in live]
     for p in probe_set.probes:
+        if not live:
+            break
         batch_fn = getattr(p, "measure_batch", None)
         if callable(batch_fn):
-            outs = batch_fn(audios, items)
+            outs = batch_fn(la, li)
         else:
             outs = []
-            for a, it in zip(audios, items, strict=True):
+            for a, it in zip(la, li, strict=True):
                 try:
                     outs.append(p.measure(a, it))
                 except ProbeError:
@@ -756,7 +774,7 @@ def measure_batch(probe_set: ProbeSet, audios: Sequence[Audio], items: Sequence[
                 except Exception as exc:
                     raise ProbeError(f"probe {p.name}@{p.version} failed on {it.id}: "
                                      f"{type(exc).__name__}: {exc}") from exc
-        for acc, got in zip(merged, outs, strict=True):
-            acc.update(got)
+        for k, got in zip(live, outs, strict=True):
+            merged[k].update(got)
     names = probe_set.registry.names()
     return [{t: acc[t] for t in names if t in acc} for acc in merged]

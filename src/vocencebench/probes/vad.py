@@ -1,0 +1,217 @@
+"""Voice activity for the acoustic probes: which 10 ms frames of a clip hold speech, measured
+against the clip's own noise floor and its loud frames, never against padding.
+
+Method (the measurements that chose it are in docs/probes.md, "Voice activity"):
+
+* 25 ms Hann frames every 10 ms; power in 150 Hz – 3.8 kHz (16 mel-spaced bands, the same at
+  any sample rate from 8 kHz up, so the decision does not depend on the delivery format;
+  mains hum below 150 Hz is outside them);
+* the noise floor is the 5th percentile of the in-band frame power over the frames that are
+  not digital silence (so padding with zeros cannot lower it), never below white noise at
+  :data:`ABS_FLOOR_DBFS`;
+* a frame is *strong* when it is at least :data:`ON_DB` over the floor **and** within
+  :data:`STRONG_DB` of the clip's loud frames (99th percentile of frame power): faint room
+  tone, noise and padding are never strong, and added noise at 20 dB SNR leaves the strong
+  frames of the voice strong;
+* speech = strong frames widened by :data:`HANG_S` on each side (weak consonant onsets and
+  tails that a noise floor may hide).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ..audio import Audio
+
+__all__ = [
+    "ABS_FLOOR_DBFS",
+    "BANDS",
+    "FLOOR_PERCENTILE",
+    "HANG_S",
+    "HOP_S",
+    "ON_DB",
+    "STRONG_DB",
+    "VoiceActivity",
+    "voice_activity",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Frame hop and window (s).
+HOP_S: Final = 0.010
+WINDOW_S: Final = 0.025
+#: Band edges (Hz): 16 bands, log-spaced.
+BAND_LO_HZ: Final = 150.0
+BAND_HI_HZ: Final = 3800.0
+BANDS: Final = 16
+#: Noise floor: the in-band power of the frame at this percentile (frames ordered by power)
+#: among the frames that are not digital silence.
+FLOOR_PERCENTILE: Final = 5.0
+#: A frame quieter than white noise at this level (dBFS, in the bands) is digital silence:
+#: left out of the floor estimate; the floor is never set below it.
+ABS_FLOOR_DBFS: Final = -90.0
+#: A strong frame is at least this many dB over the noise floor ...
+ON_DB: Final = 9.0
+#: ... and within this many dB of the clip's loud frames (99th percentile of frame power).
+STRONG_DB: Final = 25.0
+#: Strong frames are widened by this much (s) on each side to make the speech frames.
+HANG_S: Final = 0.06
+
+
+@dataclass(frozen=True)
+class VoiceActivity:
+    """Speech frames of a clip.
+
+    ``speech``: bool per frame (frame i covers ``[i·hop, i·hop + window)``). ``hop`` and
+    ``window`` in s. ``evidence_db``: per-frame in-band power over the noise floor (dB).
+    ``floor_dbfs``: the noise floor over the 16 bands as a white-noise level
+    (dBFS). ``shape_var_db``: over speech frames, the standard deviation over time of the
+    level-normalised band spectrum, averaged over bands (dB) — formants move, stationary
+    sounds (tones, hum, modulated noise) do not. ``duration``: clip length (s).
+    """
+
+    speech: npt.NDArray[np.bool_]
+    hop: float
+    window: float
+    evidence_db: FloatArray
+    floor_dbfs: float
+    shape_var_db: float
+    duration: float
+
+    @property
+    def speech_s(self) -> float:
+        """Seconds of speech frames (hop-spaced)."""
+        return float(np.count_nonzero(self.speech)) * self.hop
+
+    def span(self, pause_min_s: float) -> tuple[float, float, float, int]:
+        """(first speech instant s, last speech instant s, pause time s, pauses): pauses are
+        the non-speech runs inside the span lasting at least ``pause_min_s``."""
+        idx = np.flatnonzero(self.speech)
+        if idx.size == 0:
+            return 0.0, 0.0, 0.0, 0
+        first, last = int(idx[0]), int(idx[-1])
+        start = first * self.hop
+        end = min(self.duration, last * self.hop + self.window)
+        inner = ~self.speech[first:last + 1]
+        edges = np.diff(np.concatenate([[0], inner.astype(np.int8), [0]]))
+        runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+        pauses = runs[runs >= round(pause_min_s / self.hop)]
+        return start, end, float(pauses.sum()) * self.hop, int(pauses.shape[0])
+
+
+def _mel(hz: float) -> float:
+    return 2595.0 * math.log10(1.0 + hz / 700.0)
+
+
+@functools.lru_cache(maxsize=16)
+def _layout(rate: int) -> tuple[int, int, FloatArray, FloatArray, float]:
+    """(hop, n_fft, window, band matrix bins×bands, white-noise band power per unit variance)."""
+    hop = max(1, round(HOP_S * rate))
+    win_n = max(8, round(WINDOW_S * rate))
+    n_fft = 1 << (win_n - 1).bit_length()
+    window = np.hanning(win_n + 2)[1:-1]
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / rate)
+    hi = min(BAND_HI_HZ, 0.475 * rate)
+    mel = np.linspace(_mel(BAND_LO_HZ), _mel(hi), BANDS + 1)
+    edges = 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
+    bands = np.zeros((freqs.shape[0], BANDS), dtype=np.float64)
+    for k in range(BANDS):
+        bands[(freqs >= edges[k]) & (freqs < edges[k + 1]), k] = 1.0
+    empty = bands.sum(axis=0) == 0  # very low rates: a band narrower than a bin
+    for k in np.flatnonzero(empty).tolist():
+        nearest = int(np.argmin(np.abs(freqs - math.sqrt(edges[k] * edges[k + 1]))))
+        bands[nearest, k] = 1.0
+    # rfft of unit-variance white noise: E|X|² = Σw² per bin
+    unit = float(np.sum(window ** 2))
+    bands.setflags(write=False)
+    window.setflags(write=False)
+    return hop, n_fft, window, bands, unit
+
+
+def _band_power(x: FloatArray, rate: int) -> tuple[FloatArray, float]:
+    """Band power per frame (frames × BANDS) and the band power of unit white noise (per bin)."""
+    hop, n_fft, window, _, unit = _layout(rate)
+    win_n = window.shape[0]
+    n = 1 + max(0, (x.shape[0] - win_n)) // hop
+    if x.shape[0] < win_n:
+        x = np.concatenate([x, np.zeros(win_n - x.shape[0])])
+    frames = np.lib.stride_tricks.sliding_window_view(x, win_n)[::hop][:n]
+    spec = np.fft.rfft(frames * window, n=n_fft, axis=1)
+    power = spec.real ** 2 + spec.imag ** 2
+    return band_sums(power, _ranges(rate)), unit
+
+
+@functools.lru_cache(maxsize=16)
+def _ranges(rate: int) -> tuple[tuple[int, int], ...]:
+    """(first bin, end bin) of each band of :func:`_layout` (every band is a run of bins)."""
+    bands = _layout(rate)[3]
+    out = []
+    for k in range(bands.shape[1]):
+        idx = np.flatnonzero(bands[:, k])
+        out.append((int(idx[0]), int(idx[-1]) + 1))
+    return tuple(out)
+
+
+def band_sums(power: FloatArray, ranges: tuple[tuple[int, int], ...]) -> FloatArray:
+    """Per-frame sums of ``power`` (frames × bins) over each bin range: the band-matrix
+    product without BLAS, whose worker threads cost more CPU than these small products
+    (docs/performance.md)."""
+    out = np.empty((power.shape[0], len(ranges)), dtype=np.float64)
+    for k, (lo, hi) in enumerate(ranges):
+        np.sum(power[:, lo:hi], axis=1, out=out[:, k])
+    return out
+
+
+def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
+    """Speech frames of the mono signal ``x`` (float, full scale 1.0) at ``rate`` Hz."""
+    y = np.asarray(x, dtype=np.float64)
+    hop, _, window, bands, unit = _layout(rate)
+    bp, unit = _band_power(y, rate)
+    width = bands.sum(axis=0)  # bins per band
+    abs_floor = 10.0 ** (ABS_FLOOR_DBFS / 10.0) * unit * width
+    frame_total = bp.sum(axis=1)
+    loud = frame_total > abs_floor.sum()
+    if np.count_nonzero(loud) >= 3:
+        live = np.flatnonzero(loud)
+        k = min(live.shape[0] - 1, int(FLOOR_PERCENTILE / 100.0 * live.shape[0]))
+        quiet = live[np.argsort(frame_total[live], kind="stable")[k]]
+        floor = bp[quiet]
+    else:
+        floor = abs_floor.copy()
+    floor = np.maximum(floor, abs_floor)
+    evidence = 10.0 * np.log10(np.maximum(frame_total, 1e-30) / floor.sum())
+    level = 10.0 * np.log10(np.maximum(frame_total, 1e-30))
+    ref = float(np.percentile(level, 99.0)) if level.shape[0] else 0.0
+    strong = (evidence >= ON_DB) & (level >= ref - STRONG_DB)
+    hang = round(HANG_S / HOP_S)
+    if hang > 0 and strong.any():
+        from scipy.ndimage import binary_dilation
+
+        speech = binary_dilation(strong, np.ones(2 * hang + 1, dtype=bool))
+    else:
+        speech = strong
+    floor_total = float(floor.sum() / (unit * width.sum()))
+    floor_dbfs = 10.0 * math.log10(max(floor_total, 1e-30))
+    if np.count_nonzero(speech) >= 2:
+        shape = 10.0 * np.log10(np.maximum(bp[speech], 1e-30))
+        shape -= shape.mean(axis=1, keepdims=True)
+        shape_var = float(shape.std(axis=0).mean())
+    else:
+        shape_var = 0.0
+    return VoiceActivity(speech=speech, hop=hop / rate, window=window.shape[0] / rate,
+                         evidence_db=evidence, floor_dbfs=floor_dbfs, shape_var_db=shape_var,
+                         duration=y.shape[0] / rate)
+
+
+def voice_activity_of(audio: Audio, x: FloatArray, rate: int) -> VoiceActivity:
+    """:func:`voice_activity` of an analysis signal, kept with the clip."""
+    key = (f"probes.vad@{rate}/{HOP_S}/{WINDOW_S}/{BANDS}/{FLOOR_PERCENTILE}/{ON_DB}/"
+           f"{STRONG_DB}/{HANG_S}/{ABS_FLOOR_DBFS}")
+    return audio.derived(key, lambda: voice_activity(x, rate))
