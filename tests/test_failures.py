@@ -366,6 +366,8 @@ def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.Monkey
 
     fake.run_canaries = run_canaries  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "vocencebench.canaries", fake)
+    # `from . import canaries` reads the package attribute once the real module was imported.
+    monkeypatch.setattr(vb, "canaries", fake, raising=False)
     calls: list[str] = []
     a, b = _systems()
 
@@ -379,6 +381,7 @@ def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.Monkey
     assert h.metadata["canaries"]["passed"] is False
     verdict["fail"] = False
     ok = _run(systems=(a, counted), canaries=True)
-    assert ok.complete and ok.metadata["canaries"] == {"ran": True, "passed": True,
+    assert ok.complete, ok.incomplete_items
+    assert ok.metadata["canaries"] == {"ran": True, "passed": True,
                                                        "report": {"passed": True, "checks": 3}}
     assert _run().metadata["canaries"] == {"ran": False, "skipped": True}
