@@ -42,6 +42,9 @@ _LAZY: dict[str, str] = {
     "PairResult": "vocencebench.pair",
     "load_run": "vocencebench.report",
     "Cache": "vocencebench.cache",
+    # red team
+    "redteam": "vocencebench.gaming",
+    "RedteamResult": "vocencebench.gaming",
     # corpus
     "load_benchmark": "vocencebench.corpus",
     "read_corpus": "vocencebench.corpus",

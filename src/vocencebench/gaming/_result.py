@@ -158,7 +158,11 @@ def _moved(row: AttackRow) -> str:
     if row.moved is None:
         return "—"
     dim, delta = row.moved
-    return f"{dim} {delta:+.3f}"
+    text = f"{dim} {delta:+.3f}"
+    d = row.vs_base
+    if d is not None and d.dropped:
+        text += "; unscored: " + ", ".join(f"{k} {v}/{d.n}" for k, v in d.dropped.items())
+    return text
 
 
 def _instrument_line(r: RedteamResult) -> str:

@@ -437,8 +437,9 @@ class HumAttack(TransformAttack):
 
 
 class ClipAttack(TransformAttack):
-    """Loudness by distortion: on loud requests the clip is driven ``drive_db`` up and hard
-    clipped at ``ceiling`` (full scale = 1). Other requests are unchanged."""
+    """Loudness by distortion: on loud requests the clip is amplified until its peak is
+    ``drive_db`` above ``ceiling`` (full scale = 1), then hard clipped at ``ceiling``. Other
+    requests are unchanged."""
 
     name = "clip-loud"
 
@@ -451,7 +452,9 @@ class ClipAttack(TransformAttack):
         return item.traits.get("loudness") == "loud"
 
     def transform(self, x: FloatArray, rate: int, item: Item) -> FloatArray:
-        out: FloatArray = np.clip(x * 10.0 ** (self.drive_db / 20.0), -self.ceiling, self.ceiling)
+        peak = float(np.max(np.abs(x)))
+        g = 10.0 ** (self.drive_db / 20.0) * self.ceiling / peak if peak > 0 else 1.0
+        out: FloatArray = np.clip(x * g, -self.ceiling, self.ceiling)
         return out
 
 
@@ -729,7 +732,7 @@ CATALOGUE: Final[tuple[AttackSpec, ...]] = (
         lambda b, r, m: HumAttack(b, freq_hz=None, level_dbfs=-20.0),
         base_overrides=(("pitch", "medium"),)),
     AttackSpec(
-        "clip-loud", "loud requests driven +12 dB and hard clipped at full scale",
+        "clip-loud", "loud requests driven 12 dB past full scale and hard clipped",
         "judge naturalness rubric (distortion)", ("judge",), "reference",
         lambda b, r, m: ClipAttack(b), base_overrides=(("loudness", "normal"),)),
     AttackSpec(
