@@ -318,7 +318,7 @@ def render_html(r: RedteamResult) -> str:
                      for v, (_, ink) in _VERDICT_STYLE.items())
     meta = json.dumps({"configuration": r.configuration, "timings": r.timings}, indent=2,
                       sort_keys=True, ensure_ascii=False)
-    status = "\n".join(_header(r)[1:])
+    status = "\n".join(line.strip() for line in _header(r)[1:])
     attacks = "".join(f"<li><b>{html.escape(x.name)}</b> (base {html.escape(x.base_label)};"
                       f" needs {html.escape(', '.join(x.needs))}): {html.escape(x.summary)}"
                       f" — <code>{html.escape(x.system_id)}</code></li>" for x in r.rows)

@@ -137,9 +137,9 @@ def verdict(
     1. **NOT TESTED** when an instrument in ``needs`` is off (``instruments[name]`` false):
        the defence was not exercised, whatever the duels say. The reason names the missing
        instrument and, when the attacker won anyway, says this configuration is open to it.
-    2. **NOT TESTED** when a deciding duel is incomplete (an instrument failed on items).
-    3. **VULNERABLE** when the attacker wins a deciding duel: its LCB(S_attacker −
+    2. **VULNERABLE** when the attacker wins a deciding duel: its LCB(S_attacker −
        S_opponent) clears margin(S̄_opponent), by the benchmark's own decision rule.
+    3. **NOT TESTED** when a deciding duel is incomplete (an instrument failed on items).
     4. **DEFENDED** otherwise: it ties or loses every deciding duel with its instruments on.
     """
     won = [d for d in deciding if d.outcome == "won"]
@@ -153,12 +153,12 @@ def verdict(
         return NOT_TESTED, reason
     if not deciding:
         return NOT_TESTED, "no duel was run"
+    if won:
+        return VULNERABLE, "the attacker wins: " + "; ".join(d.detail() for d in won)
     incomplete = [d for d in deciding if d.outcome == "incomplete"]
     if incomplete:
         return NOT_TESTED, ("duel incomplete (an instrument failed on some items): "
                             + ", ".join(f"vs {d.opponent}" for d in incomplete))
-    if won:
-        return VULNERABLE, "the attacker wins: " + "; ".join(d.detail() for d in won)
     return DEFENDED, "the attacker ties or loses every deciding duel: " + "; ".join(
         d.detail() for d in deciding)
 
