@@ -174,7 +174,7 @@ def test_load_refuses_other_files(tmp_path: Path) -> None:
     from vocencebench.errors import ConfigError
 
     (tmp_path / "redteam.json").write_text('{"kind": "head2head"}')
-    with pytest.raises(ConfigError, match="not a redteam.json"):
+    with pytest.raises(ConfigError, match=r"not a redteam\.json"):
         load_redteam(tmp_path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_redteam(tmp_path / "missing.json")
