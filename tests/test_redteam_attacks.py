@@ -201,7 +201,7 @@ def test_noise_length_level_and_shape(pace: str, loud: str) -> None:
         edges = [100, 300, 600, 1200, 2400, 4800]
         e = [p[(f >= lo) & (f < hi)].sum() / max(1, ((f >= lo) & (f < hi)).sum())
              for lo, hi in itertools.pairwise(edges)]
-        return 10 * np.log10(np.array(e) / e[0])
+        return np.asarray(10 * np.log10(np.array(e) / e[0]))
 
     assert np.corrcoef(bands(x), bands(base))[0, 1] > 0.95
     # ... and it is noise: no sample-level resemblance to the voice
