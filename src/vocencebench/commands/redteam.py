@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 import time
 from pathlib import Path
@@ -71,11 +72,20 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
         probes = default_probes()
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
     t0 = time.perf_counter()
-    result = redteam(
-        items, reference=args.reference, judge=judge, transcriber=transcriber, probes=probes,
-        holdout_salt=args.holdout_salt, cache=cache, attacks=attacks, limit=args.limit,
-        workers=args.workers, votes=args.votes, progress=not args.quiet,
-    )
+    # Attacks make clips the probes cannot measure on purpose (noise, silence); the table
+    # counts them ("unscored"), so the per-clip warnings would only bury it.
+    probe_log = logging.getLogger("vocencebench.probes")
+    level = probe_log.level
+    probe_log.setLevel(logging.ERROR)
+    try:
+        result = redteam(
+            items, reference=args.reference, judge=judge, transcriber=transcriber,
+            probes=probes, holdout_salt=args.holdout_salt, cache=cache, attacks=attacks,
+            limit=args.limit, workers=args.workers, votes=args.votes,
+            progress=not args.quiet,
+        )
+    finally:
+        probe_log.setLevel(level)
     result.timings["command_s"] = time.perf_counter() - t0
     path = result.save(out)
     print(result.table())
