@@ -170,6 +170,24 @@ def test_table_json_and_markdown(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
 
 
+def test_an_undecided_duel_round_trips_through_json(tmp_path: Path) -> None:
+    d = duel("incomplete")
+    d = Duel(opponent=d.opponent, partition=d.partition, attacker=d.attacker,
+             opponent_label=d.opponent_label, n=d.n,
+             decision=Decision(winner="incomplete", lcb=float("nan"), margin=float("nan"),
+                               mean_a=float("nan"), mean_b=float("nan"), n=30,
+                               reason="2 items incomplete", labels=("flat", "atk")))
+    r = result(AttackRow(name="x", summary="s", defence="d", needs=("probes",),
+                         decided_by=("base",), system_id="x", base_label="flat",
+                         vs_base=d, vs_reference=None, verdict=NOT_TESTED, reason="r"))
+    assert r.exit_code == EXIT_INCOMPLETE
+    back = load_redteam(r.save(tmp_path))
+    got = back.rows[0].vs_base
+    assert got is not None and got.outcome == "incomplete" and got.brief() == "incomplete"
+    assert json.loads((tmp_path / "redteam.json").read_text())["rows"][0]["vs_base"][
+        "decision"]["lcb"] is None
+
+
 def test_load_refuses_other_files(tmp_path: Path) -> None:
     from vocencebench.errors import ConfigError
 

@@ -234,7 +234,8 @@ def _moved(duel: Duel | None) -> tuple[str, float] | None:
         dim = max(duel.delta_d, key=lambda d: (abs(duel.delta_d[d]), d))
         return dim, duel.delta_d[dim]
     d = duel.decision
-    return "S", d.mean_b - d.mean_a
+    change = d.mean_b - d.mean_a
+    return ("S", change) if math.isfinite(change) else None
 
 
 def _open_store(cache: Cache | str | os.PathLike[str] | None,
@@ -350,6 +351,9 @@ def redteam(
     store, own_store = _open_store(cache, tmp)
     from ..executor import make_executor
 
+    if not hasattr(executor, "map_unordered") and not (_picklable(probes)
+                                                       and _picklable(transcriber)):
+        executor = "serial"  # instruments that cannot travel to worker processes
     exe = executor if hasattr(executor, "map_unordered") else make_executor(
         executor if isinstance(executor, str) else None, workers=workers)
     own_exe = exe is not executor
@@ -458,6 +462,16 @@ def redteam(
         rows=tuple(rows), configuration=configuration,
         instruments={k: on[k] for k in INSTRUMENTS},
         status=list(status_lines(transcriber, judge, probes)), timings=timings)
+
+
+def _picklable(obj: Any) -> bool:
+    import pickle
+
+    try:
+        pickle.dumps(obj)
+    except Exception:
+        return False
+    return True
 
 
 def _unique(duels: Iterable[Duel | None]) -> list[Duel]:

@@ -109,7 +109,7 @@ class Duel:
         return {
             "opponent": self.opponent, "partition": self.partition,
             "attacker": self.attacker, "opponent_label": self.opponent_label,
-            "outcome": self.outcome, "decision": self.decision.to_dict(),
+            "outcome": self.outcome, "decision": _finite(self.decision.to_dict()),
             "mean_d": self.mean_d, "delta_d": self.delta_d, "dropped": self.dropped,
             "n": self.n,
         }
@@ -119,11 +119,22 @@ class Duel:
         return cls(
             opponent=data["opponent"], partition=data["partition"],
             attacker=data["attacker"], opponent_label=data["opponent_label"],
-            decision=Decision.from_dict(data["decision"]),
+            decision=Decision.from_dict({k: (math.nan if v is None and k in _FLOATS else v)
+                                         for k, v in data["decision"].items()}),
             mean_d={k: dict(v) for k, v in data.get("mean_d", {}).items()},
             delta_d=dict(data.get("delta_d", {})), dropped=dict(data.get("dropped", {})),
             n=int(data.get("n", 0)),
         )
+
+
+_FLOATS: Final = frozenset({"lcb", "margin", "mean_a", "mean_b", "lcb_reverse",
+                            "margin_reverse", "mean_delta"})
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN: a bound an undecided duel lacks is written as null."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in d.items()}
 
 
 def verdict(
