@@ -203,3 +203,42 @@ def test_cli_writes_the_three_files_and_says_not_tested(tmp_path: Path,
     assert data["configuration"]["selection"]["evaluation_items"] == 2
     assert main(["redteam", "--attacks", "nope", "--out", str(out)]) == 2
     assert "unknown attack(s) nope" in capsys.readouterr().err
+
+
+def test_default_reference_is_hibari_when_available_else_espeak(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+    import types
+
+    from vocencebench.gaming import default_reference
+
+    assert vb.redteam is redteam
+    # without vocencebench.neural (or without hibari-tts): the eSpeak pair
+    monkeypatch.setitem(sys.modules, "vocencebench.neural", None)  # import fails
+    _, ref_label, _, flat_label = default_reference()
+    assert (ref_label, flat_label) == ("espeak-follow", "espeak-flat")
+
+    made: list[str] = []
+
+    class FakeHibari:
+        def __init__(self, name: str) -> None:
+            made.append(name)
+            self.system_id = f"{name}@fake"
+
+        def __call__(self, text: str, instruction: str) -> bytes:
+            raise AssertionError("not rendered in this test")
+
+    fake = types.ModuleType("vocencebench.neural")
+    fake.HibariSystem = FakeHibari  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vocencebench.neural", fake)
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "hibari" else real_find(name, *a))
+    ref, ref_label, _, flat_label = default_reference()
+    assert (ref_label, flat_label) == ("hibari-follow", "hibari")
+    assert made == ["hibari-follow", "hibari"]
+    assert ref.system_id == "hibari-follow@fake"  # type: ignore[attr-defined]
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "hibari" else real_find(name, *a))
+    assert default_reference()[1] == "espeak-follow"  # hibari-tts not installed
