@@ -81,7 +81,8 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
         result = redteam(
             items, reference=args.reference, judge=judge, transcriber=transcriber,
             probes=probes, holdout_salt=args.holdout_salt, cache=cache, attacks=attacks,
-            limit=args.limit, workers=args.workers, votes=args.votes,
+            limit=args.limit, workers=args.workers, votes=getattr(args, "votes", 1),
+            judge_concurrency=getattr(args, "judge_concurrency", 4),
             progress=not args.quiet,
         )
     finally:
@@ -119,7 +120,8 @@ def register(sub: Any) -> None:
         p.add_argument("--judge", default="none", help="none | gemini:MODEL | local:URL#MODEL")
         p.add_argument("--judge-rpm", type=float, default=None, metavar="N",
                        help="at most N judge requests per minute")
-    p.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    if not any("--votes" in a.option_strings for a in p._actions):
+        p.add_argument("--votes", type=int, default=1, help="judge samples per order")
     p.add_argument("--asr", default="none",
                    help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
     p.add_argument("--classifiers", action="store_true",
