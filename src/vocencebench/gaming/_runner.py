@@ -94,12 +94,15 @@ def _flat_for(label: str) -> tuple[System, str]:
 
 class _Rendered:
     """``system`` with clips rendered in advance, keyed by (script, instruction); anything
-    else goes to ``system``. Same ``system_id``, so caches see the same system."""
+    else goes to ``system`` (through ``executor`` when it can run there). Same
+    ``system_id``, so caches see the same system."""
 
-    def __init__(self, system: System, clips: Mapping[tuple[str, str], bytes]) -> None:
+    def __init__(self, system: System, clips: Mapping[tuple[str, str], bytes],
+                 executor: Any = None) -> None:
         self.system = system
         self.system_id = system_id(system)
         self._clips = dict(clips)
+        self.executor = executor
 
     def synthesize_item(self, item: Item) -> bytes:
         hit = self._clips.get((item.text, item.instruction))
@@ -114,32 +117,75 @@ class _Rendered:
         out: list[bytes | Exception | None] = [self._clips.get(r) for r in requests]
         todo = [i for i, r in enumerate(out) if r is None]
         if todo:
-            for i, res in zip(todo, _render_requests(self.system, [requests[i] for i in todo]),
-                              strict=True):
+            rendered = _render_requests(self.system, [requests[i] for i in todo],
+                                        self.executor)
+            for i, res in zip(todo, rendered, strict=True):
                 out[i] = res
+                if isinstance(res, bytes):
+                    self._clips[requests[i]] = res
         return [r if r is not None else ConfigError("internal: not rendered") for r in out]
 
     def __repr__(self) -> str:
         return f"<rendered {self.system_id}>"
 
 
-def _render_requests(system: System, requests: Sequence[tuple[str, str]]
-                     ) -> list[bytes | Exception]:
+def _forks_itself(system: Any) -> bool:
+    """Whether ``system`` (through any wrappers) is an eSpeak built-in, which renders in
+    parallel in its own clip processes already."""
+    from ..adapters import EspeakSystem
+    from ..tts import EspeakFlat, EspeakFollow
+
+    seen = 0
+    while seen < 8:
+        if isinstance(system, EspeakSystem | EspeakFollow | EspeakFlat):
+            return True
+        inner = getattr(system, "base", None) or getattr(system, "system", None)
+        if inner is None:
+            return False
+        system, seen = inner, seen + 1
+    return False
+
+
+def _render_unit(args: tuple[Any, str, str]) -> bytes | Exception:
+    """One request rendered in a worker process (module level: picklable)."""
+    system, text, instruction = args
+    try:
+        return bytes(system(text, instruction))
+    except Exception as exc:  # a user's system may raise anything
+        from ..errors import SynthesisError
+
+        return exc if _picklable(exc) else SynthesisError(f"{type(exc).__name__}: {exc}")
+
+
+def _render_requests(system: System, requests: Sequence[tuple[str, str]],
+                     executor: Any = None) -> list[bytes | Exception]:
+    """Clips for ``requests``: on the worker pool when there is one and ``system`` can be
+    sent there (a system that renders in parallel itself, like eSpeak, is called directly),
+    else through ``synthesize_many`` or one call each."""
+    if executor is not None and getattr(executor, "workers", 1) > 1 and len(requests) > 1 \
+            and not _forks_itself(system) and _picklable(system):
+        out: list[bytes | Exception | None] = [None] * len(requests)
+        for i, res in executor.map_unordered(
+                _render_unit, [(system, t, ins) for t, ins in requests]):
+            out[i] = res
+        return [r if r is not None else ConfigError("internal: not rendered") for r in out]
     many = getattr(system, "synthesize_many", None)
     if many is not None:
         return list(many(list(requests)))
-    out: list[bytes | Exception] = []
+    done: list[bytes | Exception] = []
     for text, instruction in requests:
         try:
-            out.append(bytes(system(text, instruction)))
+            done.append(bytes(system(text, instruction)))
         except Exception as exc:  # a user's system may raise anything
-            out.append(exc)
-    return out
+            done.append(exc)
+    return done
 
 
-def _prerender(system: System, items: Sequence[Item], store: Cache) -> _Rendered:
-    """Every item's clip once (from the cache, else batched), kept in memory and in the
-    cache under the key :func:`vocencebench.compare.benchmark` uses for its clips."""
+def _prerender(system: System, items: Sequence[Item], store: Cache,
+               executor: Any = None) -> _Rendered:
+    """Every item's clip once (from the cache, else batched or on the worker pool), kept in
+    memory and in the cache under the key :func:`vocencebench.compare.benchmark` uses for
+    its clips."""
     sid = system_id(system)
     use_cache = getattr(system, "cache_clips", True)
     clips: dict[tuple[str, str], bytes] = {}
@@ -164,13 +210,14 @@ def _prerender(system: System, items: Sequence[Item], store: Cache) -> _Rendered
                 except VocenceError as exc:
                     results.append(exc)
         else:
-            results = _render_requests(system, [(it.text, it.instruction) for it, _ in todo])
+            results = _render_requests(system, [(it.text, it.instruction) for it, _ in todo],
+                                       executor)
         for (it, key), res in zip(todo, results, strict=True):
             if isinstance(res, bytes | bytearray) and res:
                 clips[(it.text, it.instruction)] = bytes(res)
                 if use_cache:
                     store.put_bytes("clips", key, bytes(res), {"system": sid, "item": it.id})
-    return _Rendered(system, clips)
+    return _Rendered(system, clips, executor)
 
 
 # ----------------------------------------------------------------------------- instruments
@@ -363,8 +410,8 @@ def redteam(
         t0 = time.perf_counter()
         need_public = holdout_salt is not None and any(s.name == "memoriser" for s in specs)
         render_items = evaluation + (public if need_public else [])
-        ref = _prerender(ref_sys, render_items, store)
-        base_flat = _prerender(flat_sys, render_items, store)
+        ref = _prerender(ref_sys, render_items, store, exe)
+        base_flat = _prerender(flat_sys, render_items, store, exe)
         timings["render_s"] = time.perf_counter() - t0
         say(f"redteam: reference {ref_label}, flat {flat_label}, {len(evaluation)} items "
             f"({eval_partition}), {len(specs)} attacks")
@@ -393,7 +440,8 @@ def redteam(
             if key not in held:
                 tag = ",".join(f"{k}={v}" for k, v in key)
                 system = RewriteAttack(ref_sys, name=f"held[{tag}]", overrides=dict(key))
-                held[key] = (_prerender(system, render_items, store), f"{ref_label}[{tag}]")
+                held[key] = (_prerender(system, render_items, store, exe),
+                             f"{ref_label}[{tag}]")
             return held[key]
 
         for spec in specs:

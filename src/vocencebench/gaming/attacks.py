@@ -498,7 +498,8 @@ def describe_voice(traits: Mapping[str, str]) -> str:
 class RewriteAttack(RerenderAttack):
     """The base follows a rewritten request: ``overrides`` (trait → value) replace what the
     instruction asks for — the "safe middle" voice (moderate pace, medium pitch, normal
-    loudness whatever was asked) or a hedged age."""
+    loudness whatever was asked) or a hedged age. A request that already asks for the
+    override values is passed on unchanged."""
 
     def __init__(self, base: Callable[[str, str], bytes], *, name: str,
                  overrides: Mapping[str, str]) -> None:
@@ -509,8 +510,10 @@ class RewriteAttack(RerenderAttack):
     def rewrite(self, text: str, instruction: str) -> tuple[str, str]:
         from ..instruction import parse_instruction
 
-        traits = dict(parse_instruction(instruction))
-        traits.update(self.overrides)
+        asked = dict(parse_instruction(instruction))
+        traits = {**asked, **self.overrides}
+        if traits == asked:  # nothing to change: the request as it was
+            return text, instruction
         return text, describe_voice(traits)
 
 
