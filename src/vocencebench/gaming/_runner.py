@@ -27,7 +27,7 @@ from ..errors import ConfigError, VocenceError
 from ..schema import Item
 from ._result import RedteamResult
 from ._verdict import AttackRow, Duel, verdict
-from .attacks import CATALOGUE, INSTRUMENTS, AttackSpec, RewriteAttack, get_spec
+from .attacks import CATALOGUE, INSTRUMENTS, Attack, AttackSpec, RewriteAttack, get_spec
 
 __all__ = ["default_reference", "instruments_on", "redteam", "resolve_system"]
 
@@ -161,9 +161,11 @@ def _render_requests(system: System, requests: Sequence[tuple[str, str]],
                      executor: Any = None) -> list[bytes | Exception]:
     """Clips for ``requests``: on the worker pool when there is one and ``system`` can be
     sent there (a system that renders in parallel itself, like eSpeak, is called directly),
-    else through ``synthesize_many`` or one call each."""
+    else through ``synthesize_many`` or one call each. An attack is never sent: its
+    ``synthesize_many`` rewrites the requests and hands them to its (rendered) base."""
     if executor is not None and getattr(executor, "workers", 1) > 1 and len(requests) > 1 \
-            and not _forks_itself(system) and _picklable(system):
+            and not isinstance(system, Attack) and not _forks_itself(system) \
+            and _picklable(system):
         out: list[bytes | Exception | None] = [None] * len(requests)
         for i, res in executor.map_unordered(
                 _render_unit, [(system, t, ins) for t, ins in requests]):
@@ -439,7 +441,8 @@ def redteam(
             key = tuple(sorted(spec.base_overrides))
             if key not in held:
                 tag = ",".join(f"{k}={v}" for k, v in key)
-                system = RewriteAttack(ref_sys, name=f"held[{tag}]", overrides=dict(key))
+                # on the rendered reference: a request it leaves alone is not rendered twice
+                system = RewriteAttack(ref, name=f"held[{tag}]", overrides=dict(key))
                 held[key] = (_prerender(system, render_items, store, exe),
                              f"{ref_label}[{tag}]")
             return held[key]
