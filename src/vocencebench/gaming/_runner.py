@@ -120,9 +120,7 @@ class _Rendered:
             rendered = _render_requests(self.system, [requests[i] for i in todo],
                                         self.executor)
             for i, res in zip(todo, rendered, strict=True):
-                out[i] = res
-                if isinstance(res, bytes):
-                    self._clips[requests[i]] = res
+                out[i] = res  # not kept: the duel caches the attacker's clips itself
         return [r if r is not None else ConfigError("internal: not rendered") for r in out]
 
     def __repr__(self) -> str:
