@@ -26,6 +26,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.judge",
     "vocencebench.commands.calibrate",
     "vocencebench.commands.cache",
+    "vocencebench.commands.redteam",
 )
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).

@@ -1,0 +1,143 @@
+"""``vocencebench redteam``: the attack catalogue against your instruments.
+
+Exit status: 0 when no attack is VULNERABLE, 1 when any is, 3 when none is but a duel could
+not be decided (an instrument failed on some items), 2 for a usage error (cli.EXIT_USAGE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["register"]
+
+
+def _judge_args() -> Any:
+    """The shared judge-flag module when it exists (commands/_judge_args.py), else None."""
+    try:
+        return importlib.import_module("vocencebench.commands._judge_args")
+    except ImportError:
+        return None
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    shared = _judge_args()
+    if shared is not None:
+        return shared.judge_from_args(args)
+    from .run import make_judge
+
+    return make_judge(args.judge, requests_per_minute=getattr(args, "judge_rpm", None))
+
+
+def _items(args: argparse.Namespace) -> list[Any]:
+    from ..corpus import load_benchmark, read_corpus
+
+    src = args.corpus
+    return list(load_benchmark(src) if not Path(src).suffix else read_corpus(src))
+
+
+def _cmd_redteam(args: argparse.Namespace) -> int:
+    from ..gaming import attack_names, redteam
+    from .run import make_transcriber
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be ≥ 1")
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers must be ≥ 1")
+    attacks = None
+    if args.attacks:
+        attacks = [a.strip() for a in args.attacks.split(",") if a.strip()]
+        unknown = [a for a in attacks if a not in attack_names()]
+        if unknown:
+            raise ConfigError(f"unknown attack(s) {', '.join(unknown)}; valid: "
+                              f"{', '.join(attack_names())}")
+    out = Path(args.out)
+    items = _items(args)
+    judge = _judge(args)
+    transcriber = make_transcriber(args.asr)
+    if args.classifiers:
+        from ..probes import with_classifiers
+
+        probes: Any = with_classifiers()
+    else:
+        from ..probes import default_probes
+
+        probes = default_probes()
+    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    t0 = time.perf_counter()
+    # Attacks make clips the probes cannot measure on purpose (noise, silence); the table
+    # counts them ("unscored"), so the per-clip warnings would only bury it.
+    probe_log = logging.getLogger("vocencebench.probes")
+    level = probe_log.level
+    probe_log.setLevel(logging.ERROR)
+    try:
+        result = redteam(
+            items, reference=args.reference, judge=judge, transcriber=transcriber,
+            probes=probes, holdout_salt=args.holdout_salt, cache=cache, attacks=attacks,
+            limit=args.limit, workers=args.workers, votes=getattr(args, "votes", 1),
+            judge_concurrency=getattr(args, "judge_concurrency", 4),
+            progress=not args.quiet,
+        )
+    finally:
+        probe_log.setLevel(level)
+    result.timings["command_s"] = time.perf_counter() - t0
+    path = result.save(out)
+    print(result.table())
+    print(f"\nreports: {path}/redteam.html, redteam.md, redteam.json")
+    return result.exit_code
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "redteam", help="run the attack catalogue against your instruments",
+        description="Run every attack of the catalogue head to head against its base and the "
+                    "honest reference with the instruments given (probes, --asr, --judge, "
+                    "--classifiers, --holdout-salt) and print one table: DEFENDED, "
+                    "VULNERABLE or NOT TESTED per attack. Exit 0: nothing VULNERABLE; 1: "
+                    "something is; 3: a duel was incomplete.")
+    p.add_argument("--reference", default=None, metavar="SPEC",
+                   help="the honest reference (default: hibari-follow when hibari-tts is "
+                        "installed, else espeak-follow)")
+    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    p.add_argument("--holdout-salt", default=None, metavar="SALT",
+                   help="private salt: the memoriser learns the public part, every duel "
+                        "runs on the held-out part")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="only the first N items (of each partition used)")
+    p.add_argument("--attacks", default=None, metavar="A,B",
+                   help="only these attacks (comma-separated names)")
+    shared = _judge_args()
+    if shared is not None:
+        shared.add_judge_arguments(p)
+    else:
+        p.add_argument("--judge", default="none", help="none | gemini:MODEL | local:URL#MODEL")
+        p.add_argument("--judge-rpm", type=float, default=None, metavar="N",
+                       help="at most N judge requests per minute")
+    if not any("--votes" in a.option_strings for a in p._actions):
+        p.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    p.add_argument("--asr", default="none",
+                   help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
+    p.add_argument("--classifiers", action="store_true",
+                   help="add the age/gender/emotion/accent classifier probes")
+    p.add_argument("--out", default="runs/redteam", help="output directory (default "
+                   "runs/redteam)")
+    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="no persistent cache (a temporary one still shares work across duels)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes for the analysis (default: all CPUs)")
+    p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")
+    p.set_defaults(func=_cmd_redteam)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from ..cli import main
+
+    sys.exit(main(["redteam", *sys.argv[1:]]))
