@@ -38,6 +38,8 @@ _LAZY: dict[str, str] = {
     "benchmark": "vocencebench.compare",
     "compare_models": "vocencebench.compare",
     "Head2Head": "vocencebench.compare",
+    "leaderboard": "vocencebench.board",
+    "Leaderboard": "vocencebench.board",
     "score_pair": "vocencebench.pair",
     "PairResult": "vocencebench.pair",
     "load_run": "vocencebench.report",
