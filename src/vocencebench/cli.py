@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.corpus",
     "vocencebench.commands.judge",
     "vocencebench.commands.calibrate",
+    "vocencebench.commands.leaderboard",
 )
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).
