@@ -174,3 +174,19 @@ def test_demo_subcommand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     if notes:
         assert any("hibari" in s and "skipped" in s for s in doc["status"])
     assert "TIERS" in capsys.readouterr().out
+
+
+def test_demo_with_neural_systems_runs_the_documented_subset(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vocencebench.commands import leaderboard as cmd
+
+    def three(*, neural: bool = True) -> tuple[dict[str, object], list[str]]:
+        return ({"espeak-flat": vb.EspeakSystem("espeak-flat"),
+                 "espeak-follow": vb.EspeakSystem("espeak-follow"),
+                 "hibari": vb.EspeakSystem("espeak-follow")}, [])
+
+    monkeypatch.setattr(cmd, "demo_systems", three)
+    monkeypatch.setattr(cmd, "DEMO_ITEMS_WITH_NEURAL", 2)
+    lb = cmd.demo_leaderboard(out=tmp_path / "demo", workers=1)
+    assert len(lb.items) == 2 and len(lb.runs) == 3
+    assert any(s.startswith("demo subset: the first 2 of 496 items") for s in lb.status())

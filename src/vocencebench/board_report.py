@@ -103,7 +103,8 @@ def render_summary(lb: Leaderboard) -> str:
     lines += ["", "VERDICTS, row against column (W wins, L loses, = tie, ! incomplete, "
               "· not compared; LCB of the row system's lead):"]
     w = max(8, *(len(s) for s in st.systems))
-    lines.append(" " * (w + 2) + "".join(f"{s[:12]:>14}" for s in st.systems))
+    cw = max(10, *(len(s) + 2 for s in st.systems))
+    lines.append(" " * (w + 2) + "".join(f"{s:>{cw}}" for s in st.systems))
     sym = {"win": "W", "loss": "L", "tie": "=", "incomplete": "!", "not compared": "·",
            "self": "—"}
     for x in st.systems:
@@ -113,7 +114,7 @@ def render_summary(lb: Leaderboard) -> str:
             c = st.cell(x, y) if x != y else None
             lcb = c.lead_lcb(x) if c is not None else None
             row.append(f"{sym[out]} {lcb + 0.0:+.3f}" if lcb is not None else sym[out])
-        lines.append(f"  {x:<{w}}" + "".join(f"{r:>14}" for r in row))
+        lines.append(f"  {x:<{w}}" + "".join(f"{r:>{cw}}" for r in row))
     bt = st.bradley_terry
     lines += ["", "Bradley–Terry fit over per-item outcomes — a SUMMARY, NOT THE VERDICT:"]
     if bt.note:
