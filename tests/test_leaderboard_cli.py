@@ -190,3 +190,22 @@ def test_demo_with_neural_systems_runs_the_documented_subset(
     lb = cmd.demo_leaderboard(out=tmp_path / "demo", workers=1)
     assert len(lb.items) == 2 and len(lb.runs) == 3
     assert any(s.startswith("demo subset: the first 2 of 496 items") for s in lb.status())
+
+
+def test_outputs_are_replaced_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    import os
+
+    from vocencebench.board_report import write_atomic
+
+    target = tmp_path / "leaderboard.json"
+    write_atomic(target, "old\n")
+
+    def broken(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(target, "new and partial")
+    assert target.read_text() == "old\n"  # the previous complete file is intact
+    assert [p.name for p in tmp_path.iterdir()] == ["leaderboard.json"]  # no temp file left

@@ -14,7 +14,8 @@ from board_fakes import CountingEspeak, scripted_judge
 from vocencebench.board import Leaderboard, leaderboard, plan_judge_calls, verify
 from vocencebench.cache import Cache
 from vocencebench.cli import main
-from vocencebench.errors import ConfigError
+from vocencebench.corpus import load_benchmark
+from vocencebench.errors import ConfigError, JudgeError
 from vocencebench.scores import decide_scores
 
 N_ITEMS = 4
@@ -25,7 +26,7 @@ FIRST_FOUR = ("flat", "follow", "follow-fast", "follow-slow")
 
 @pytest.fixture(scope="module")
 def items() -> list[vb.Item]:
-    return vb.load_benchmark("benchmark_v1")[:N_ITEMS]
+    return load_benchmark("benchmark_v1")[:N_ITEMS]
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +250,26 @@ def test_runner_input_checks(items: list[vb.Item], probes: Any) -> None:
         _run(items, {"flat": systems["flat"]}, probes)
     with pytest.raises(ConfigError, match="empty"):
         _run([], systems, probes)
+
+
+def test_a_failing_judge_is_an_instrument_failure_never_a_silent_verdict(
+        items: list[vb.Item], probes: Any) -> None:
+    from vocencebench.judge import Judge, ScriptedBackend
+
+    def answer(request: Any) -> Any:
+        if "naturalness" in str(request.parts[-1]).lower():
+            raise JudgeError("HTTP 503 after 5 attempts")
+        return {"analysis_a": "a", "analysis_b": "b", "score_a": 2, "score_b": 1,
+                "winner": "A", "confidence": 0.9}
+
+    judge = Judge(ScriptedBackend(answer, model="flaky"), validate_audio=False)
+    systems = {k: v for k, v in _systems().items() if k in ("flat", "follow")}
+    lb = _run(items, systems, probes, judge)
+    fails = lb.to_dict()["failures"]
+    # However the pipeline records it (the dimension dropped, or the item INCOMPLETE), the
+    # judge's failure is counted against the judge, never against a system.
+    assert fails["instruments"].get("judge", 0) >= 1
+    assert all(v["synthesis"] == v["audio"] == 0 for v in fails["systems"].values())
+    cell = lb.standings.cells[0]
+    if not cell.decided:
+        assert fails["incomplete_pairs"] and not lb.complete
