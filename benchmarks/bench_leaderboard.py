@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import vocencebench as vb  # noqa: E402
-from board_fakes import CountingEspeak  # noqa: E402
-from judge_fakes import Call, FakeJudgeServer, Reply  # noqa: E402
-from vocencebench.board import leaderboard  # noqa: E402
-from vocencebench.cache import Cache  # noqa: E402
+import vocencebench as vb
+from board_fakes import CountingEspeak
+from judge_fakes import Call, FakeJudgeServer, Reply
+from vocencebench.board import leaderboard
+from vocencebench.cache import Cache
 
 
 def _systems() -> dict[str, Any]:

@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -373,6 +374,10 @@ class Leaderboard:
         """Every system's rows, item by item (corpus order), systems in leaderboard order —
         or None when some system's row differs between its pairs (a judge scored it against
         each opponent), so no single file can reproduce every cell."""
+        return self._combined
+
+    @cached_property
+    def _combined(self) -> list[SampleScore] | None:
         rows: dict[tuple[str, str], SampleScore] = {}
         for h in self.runs.values():
             for p in h.pairs:
@@ -388,14 +393,19 @@ class Leaderboard:
     def scores_files(self) -> dict[tuple[str, str], str]:
         """Pair → the published scores file (relative to the output directory) that
         ``vocencebench decide`` recomputes its cell from."""
+        return dict(self._files)
+
+    @cached_property
+    def _files(self) -> dict[tuple[str, str], str]:
         if self.combined_scores() is not None:
             return {p: "scores.jsonl" for p in self.runs}
         return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}.scores.jsonl"
                 for k, (x, y) in enumerate(self.runs)}
 
     def recompute_command(self, pair: tuple[str, str]) -> str:
+        """The command that recomputes the cell of ``pair`` (run in the output directory)."""
         x, y = pair
-        return (f"vocencebench decide {self.scores_files()[pair]} --incumbent {_q(x)} "
+        return (f"vocencebench decide {self._files[pair]} --incumbent {_q(x)} "
                 f"--challenger {_q(y)} --json")
 
     # -- sections
@@ -615,6 +625,7 @@ def leaderboard(
                                 workers=workers))
     shared = _SharedExecutor(inner)
     calls_before = _usage_calls(judge) if judge is not None else None
+    judge_cache = getattr(judge, "cache", None)
     hits0: dict[str, int] = {}
     misses0: dict[str, int] = {}
     try:
@@ -649,6 +660,8 @@ def leaderboard(
         timings["total_s"] = time.perf_counter() - t_all
     finally:
         inner.close()
+        if judge is not None and hasattr(judge, "cache"):
+            judge.cache = judge_cache  # the run's store is closed below; give the judge back
         cache_meta = {"path": None if tmp is not None else str(store.path),
                       "hits": {k: v - hits0.get(k, 0) for k, v in store.hits.items()},
                       "misses": {k: v - misses0.get(k, 0) for k, v in store.misses.items()}}
