@@ -54,6 +54,11 @@ _LAZY: dict[str, str] = {
     "pocketsphinx_transcriber": "vocencebench.transcribe",
     "EspeakSystem": "vocencebench.adapters",
     "Cache": "vocencebench.cache",
+    # more than two systems, and the red team
+    "leaderboard": "vocencebench.board",
+    "Leaderboard": "vocencebench.board",
+    "redteam": "vocencebench.gaming",
+    "RedteamResult": "vocencebench.gaming",
     # results
     "Head2Head": "vocencebench.result",
     "PairResult": "vocencebench.pair",
@@ -100,6 +105,8 @@ __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
     "benchmark", "compare_models", "score_pair", "load_benchmark", "load_run", "Judge",
     "default_probes", "with_classifiers", "whisper_transcriber", "openai_transcriber",
     "pocketsphinx_transcriber", "EspeakSystem", "Cache",
+    # more than two systems, and the red team
+    "leaderboard", "Leaderboard", "redteam", "RedteamResult",
     # results
     "Head2Head", "PairResult", "ClipAnalysis", "SampleScore", "Decision", "Verdict",
     "ProbeResult", "Item", "Transcript", "INCOMPLETE", "UNMEASURABLE",

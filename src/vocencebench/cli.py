@@ -27,6 +27,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.calibrate",
     "vocencebench.commands.cache",
     "vocencebench.commands.redteam",
+    "vocencebench.commands.leaderboard",
 )
 
 #: Exit status for an error the user can fix (bad file, bad option, failed component).

@@ -1,0 +1,775 @@
+"""N systems on one corpus: every system synthesised and analysed once, every pair decided.
+
+:func:`leaderboard` synthesises each system's clips once, then runs each compared pair
+through :func:`vocencebench.compare.compare_models` with ONE cache, so a clip's analysis
+(keyed by the audio's sha256) and a judge verdict (keyed by both clips' sha256) are computed
+once and reused by every pair and every later run. The pure statistics (cells, tiers,
+intervals, Bradley–Terry) are :mod:`vocencebench.ranking`; the files a person reads are
+written by :mod:`vocencebench.board_report`.
+
+Modes:
+
+* **all pairs** (default): N(N−1)/2 pairs, each judged — every cell of the matrix is decided;
+* **anchor** (``anchor=NAME``): only the N−1 pairs of the anchor against each other system are
+  run and judged (O(N) judge cost). Only the anchor's row and column are published; every other
+  cell is NOT COMPARED. A non-anchor pair is never decided on the probe dimensions alone: such
+  a cell would not be comparable with the judged ones beside it.
+
+Adding a system later costs its own clips and its pairs only (everything else comes from the
+cache); removing one changes no other cell (each cell depends on its two systems only).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .cache import Cache, NullCache
+from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .errors import ConfigError
+from .ranking import PairScores, Standings, pair_order, rank
+from .schema import Item, SampleScore
+from .traits import TRAITS, TraitRegistry
+
+__all__ = [
+    "JudgePlan",
+    "Leaderboard",
+    "leaderboard",
+    "plan_judge_calls",
+    "standings_from_scores",
+    "verify",
+]
+
+# Cost estimate per judge call (see JudgePlan): tokens per character of prompt text, and the
+# output ceiling the judge's own spend-cap projection assumes.
+_CHARS_PER_TOKEN = 3
+_OUTPUT_TOKENS_PER_CALL = 2048
+# Speaking rate assumed for a clip not yet synthesised (words per second, ≈ 150 wpm).
+_WORDS_PER_SECOND = 2.5
+
+
+# --------------------------------------------------------------------------- judge plan
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What a leaderboard run will ask the judge, before it starts.
+
+    ``total_calls`` = pairs × items × calls per item, calls per item = (1 if all-at-once else
+    the judged dimensions) × orders (2 with the order swap) × votes. It is an upper bound:
+    items where either clip failed, or both fail the ASR gate, are not judged. ``cached_calls``
+    counts single judgements already in the cache (None when it cannot be known cheaply: some
+    clip is not cached yet). ``estimated_cost_usd`` prices ``calls_to_make`` with the
+    backend's price table (None = unknown: no price for the model); each call is estimated at
+    prompt characters / 3 text tokens + 32 audio tokens per second for both clips (their real
+    length when cached, else 2.5 words per second) + 2048 output tokens (a ceiling).
+    """
+
+    mode: str
+    anchor: str | None
+    pairs: tuple[tuple[str, str], ...]
+    items: int
+    dimensions: tuple[str, ...]
+    orders: int
+    votes: int
+    all_at_once: bool
+    judge_model: str | None
+    cached_calls: int | None = None
+    estimated_cost_usd: float | None = None
+    price: str = "unknown"
+
+    @property
+    def calls_per_item(self) -> int:
+        if self.judge_model is None:
+            return 0
+        return (1 if self.all_at_once else len(self.dimensions)) * self.orders * self.votes
+
+    @property
+    def total_calls(self) -> int:
+        return len(self.pairs) * self.items * self.calls_per_item
+
+    @property
+    def calls_to_make(self) -> int:
+        return self.total_calls - (self.cached_calls or 0)
+
+    def describe(self) -> list[str]:
+        """Plain lines: the mode, what it publishes and what the judge will cost."""
+        n_sys = len({s for p in self.pairs for s in p})
+        if self.mode == "anchor":
+            head = (f"MODE: anchor {self.anchor!r} — {len(self.pairs)} pairs (the anchor "
+                    f"against each of the other {n_sys - 1} systems); only the anchor's row and "
+                    "column are decided, every other cell is NOT COMPARED")
+        else:
+            head = (f"MODE: all pairs — {len(self.pairs)} pairs of {n_sys} systems; every "
+                    "cell is decided")
+        lines = [head]
+        if self.judge_model is None:
+            lines.append("judge calls: 0 (no judge; tone and naturalness are not scored)")
+            if self.mode == "anchor":
+                lines.append("note: without a judge, anchor mode saves nothing (probes are "
+                             "shared across pairs); drop --anchor to decide every cell")
+            return lines
+        per = (f"{'1 combined call' if self.all_at_once else f'{len(self.dimensions)} dimensions'}"
+               f" × {self.orders} order{'s' if self.orders > 1 else ''} × {self.votes} "
+               f"vote{'s' if self.votes > 1 else ''}")
+        lines.append(f"judge calls: {self.total_calls} at most = {len(self.pairs)} pairs × "
+                     f"{self.items} items × {per} ({self.judge_model})")
+        if self.cached_calls is None:
+            lines.append("already cached: unknown until every clip is synthesised")
+        else:
+            lines.append(f"already cached: {self.cached_calls}; to make: {self.calls_to_make}")
+        cost = ("unknown (no price for this model)" if self.estimated_cost_usd is None
+                else f"${self.estimated_cost_usd:.2f}")
+        lines.append(f"estimated cost of the calls to make: {cost} [{self.price}]")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "anchor": self.anchor, "pairs": [list(p) for p in self.pairs],
+            "items": self.items, "dimensions": list(self.dimensions), "orders": self.orders,
+            "votes": self.votes, "all_at_once": self.all_at_once,
+            "judge_model": self.judge_model, "calls_per_item": self.calls_per_item,
+            "total_calls": self.total_calls, "cached_calls": self.cached_calls,
+            "calls_to_make": self.calls_to_make,
+            "estimated_cost_usd": self.estimated_cost_usd, "price": self.price,
+        }
+
+
+def _order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
+    names = list(systems)
+    if anchor is None:
+        return tuple(names)
+    if anchor not in names:
+        raise ConfigError(f"--anchor {anchor!r} is not one of the systems: {', '.join(names)}")
+    return (anchor, *(s for s in names if s != anchor))
+
+
+def _cached_clips(items: Sequence[Item], system: Any, store: Any
+                  ) -> list[bytes | None] | None:
+    """The system's clips that are already in ``store`` (None where missing), read through
+    the pipeline's own cache keys; None when that cannot be done."""
+    try:
+        from .adapters import system_id
+        from .compare import synthesize_all
+    except ImportError:  # pragma: no cover - the pipeline moved it
+        return None
+    sid = system_id(system)
+    if not getattr(system, "cache_clips", True):
+        return None
+
+    class _Probe:
+        """Stands in for the system: same identity, never synthesises."""
+
+        system_id = sid
+
+        def __call__(self, text: str, instruction: str) -> bytes:
+            raise ConfigError("not synthesising in a dry run")
+
+    try:
+        clips, _ = synthesize_all(items, _Probe(), cache=store, progress=False)
+    except Exception:
+        return None
+    return list(clips)
+
+
+def _clip_seconds(clip: bytes | None, item: Item) -> float:
+    if clip is not None:
+        from .judge import wav_duration_s
+
+        d = wav_duration_s(clip)
+        if d is not None:
+            return d
+    return max(1.0, len(item.text.split()) / _WORDS_PER_SECOND)
+
+
+def plan_judge_calls(
+    items: Sequence[Item],
+    systems: Mapping[str, Any],
+    judge: Any = None,
+    *,
+    anchor: str | None = None,
+    cache: Cache | str | os.PathLike[str] | None = None,
+    consistent: bool = True,
+    votes: int = 1,
+    all_at_once: bool = False,
+    registry: TraitRegistry = TRAITS,
+) -> JudgePlan:
+    """The :class:`JudgePlan` of a :func:`leaderboard` run (synthesises and calls nothing)."""
+    order = _order(list(systems), anchor)
+    pairs = pair_order(order, anchor)
+    dims = tuple(registry.judged_dimensions())
+    model = getattr(judge, "model", None) if judge is not None else None
+    if judge is not None and model is None:
+        model = type(judge).__name__
+    plan = JudgePlan("anchor" if anchor else "all-pairs", anchor, pairs, len(items), dims,
+                     2 if consistent else 1, votes, all_at_once, model)
+    if judge is None:
+        return plan
+    store, close = _store_for_reading(cache)
+    try:
+        clips = {s: _cached_clips(items, systems[s], store) for s in order} if store else {}
+        cached: int | None = 0
+        prompts: dict[Any, Any] = {}
+        seconds: dict[str, list[float]] = {
+            s: [_clip_seconds((clips.get(s) or [None] * len(items))[k], it)
+                for k, it in enumerate(items)] for s in order}
+        for x, y in pairs:
+            cx, cy = clips.get(x), clips.get(y)
+            if cached is None or cx is None or cy is None or None in cx or None in cy:
+                cached = None
+                continue
+            try:
+                cached += _count_cached(items, cx, cy, judge, store, dims, plan, prompts)
+            except Exception:  # a judge without the usual prompt/key functions: unknown
+                cached = None
+    finally:
+        if close and store is not None:
+            store.close()
+    price, label = _price_of(judge)
+    cost: float | None = None
+    if price is not None:
+        cost = _estimate_cost(items, pairs, seconds, judge, registry, dims, plan, price,
+                              cached)
+    return JudgePlan(plan.mode, anchor, pairs, len(items), dims, plan.orders, votes,
+                     all_at_once, model, cached, cost, label)
+
+
+def _store_for_reading(cache: Any) -> tuple[Any, bool]:
+    if cache is None or isinstance(cache, NullCache):
+        return None, False
+    if isinstance(cache, Cache):
+        return cache, False
+    if not Path(cache).is_file():
+        return None, False
+    return Cache(cache), True
+
+
+def _units(plan: JudgePlan) -> list[tuple[str, int]]:
+    orders = ("ab", "ba")[: plan.orders]
+    return [(o, v) for o in orders for v in range(plan.votes)]
+
+
+def _count_cached(items: Sequence[Item], cx: Sequence[bytes | None],
+                  cy: Sequence[bytes | None], judge: Any, store: Any,
+                  dims: tuple[str, ...], plan: JudgePlan, prompts: dict[Any, Any]) -> int:
+    """Single judgements of one pair already in the cache, keyed exactly as the judge keys
+    them (its own prompt and key functions); 0 when the judge does not expose them."""
+    prompt_of = getattr(judge, "_prompt", None)
+    key_of = getattr(judge, "_key", None)
+    if not (callable(prompt_of) and callable(key_of)):
+        return 0
+    n = 0
+    groups: list[str | tuple[str, ...]] = [dims] if plan.all_at_once else list(dims)
+    for it, a, b in zip(items, cx, cy, strict=True):
+        for g in groups:
+            if (it.id, g) not in prompts:
+                prompts[(it.id, g)] = prompt_of(it.text, it.instruction, g, it.category)
+            prompt = prompts[(it.id, g)]
+            for order, vote in _units(plan):
+                if store.get_json("verdicts", key_of(prompt, a, b, order, vote)) is not None:
+                    n += 1
+    return n
+
+
+def _price_of(judge: Any) -> tuple[Any, str]:
+    backend = getattr(judge, "backend", None)
+    price = getattr(backend, "price", None)
+    if price is None:
+        meter = getattr(backend, "_meter", None)
+        price = getattr(meter, "price", None)
+    model = getattr(judge, "model", None)
+    if price is None:
+        from .judge import PRICES
+
+        price = PRICES.get(str(model))
+    if price is None or not hasattr(price, "cost"):
+        return None, f"no price for {model!r}"
+    src = getattr(price, "source", "") or "price table"
+    return price, f"{model} at ${price.input}/M input, ${price.output}/M output tokens, " \
+                  f"{src} as of {getattr(price, 'as_of', '?')}"
+
+
+def _estimate_cost(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
+                   seconds: Mapping[str, Sequence[float]], judge: Any,
+                   registry: TraitRegistry, dims: tuple[str, ...], plan: JudgePlan,
+                   price: Any, cached: int | None) -> float:
+    from .judge import AUDIO_TOKENS_PER_SECOND, CallUsage
+    from .prompts import build_combined_prompt, build_prompt
+
+    groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
+    per_item_pair_cost: list[float] = []
+    for k, it in enumerate(items):
+        chars = []
+        for g in groups:
+            p = (build_combined_prompt(text=it.text, instruction=it.instruction,
+                                       dimensions=g, category=it.category, registry=registry)
+                 if len(g) > 1 else
+                 build_prompt(text=it.text, instruction=it.instruction, dimension=g[0],
+                              category=it.category, registry=registry))
+            chars.append(len(p.system) + len(json.dumps(p.schema))
+                         + sum(len(s) for s in p.parts if isinstance(s, str)))
+        for x, y in pairs:
+            audio = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
+            for c in chars:
+                use = CallUsage(prompt_tokens=c // _CHARS_PER_TOKEN + audio,
+                                output_tokens=_OUTPUT_TOKENS_PER_CALL, audio_tokens=audio)
+                per_item_pair_cost.append(float(price.cost(use)) * len(_units(plan)))
+    total = math.fsum(per_item_pair_cost)
+    if cached and plan.total_calls:
+        total *= plan.calls_to_make / plan.total_calls
+    return total
+
+
+# --------------------------------------------------------------------------- result
+
+
+def _slug(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    return out.strip("._") or "system"
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A leaderboard run: the standings, every pair's head-to-head and what the run reported.
+
+    ``runs`` maps (incumbent, challenger) to the pair's
+    :class:`~vocencebench.compare.Head2Head` (every row, analysis and verdict);
+    ``systems`` maps each name to its system id; ``plan`` is the judge plan announced before
+    the run; ``judge_calls`` the calls the judge actually answered (None if not reported).
+    """
+
+    standings: Standings
+    runs: dict[tuple[str, str], Any]
+    items: tuple[str, ...]
+    systems: dict[str, str]
+    plan: JudgePlan
+    metadata: dict[str, Any] = field(default_factory=dict)
+    judge_calls: int | None = None
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return self.standings.systems
+
+    @property
+    def mode(self) -> str:
+        return self.standings.mode
+
+    @property
+    def complete(self) -> bool:
+        return self.standings.complete
+
+    def status(self) -> list[str]:
+        return list(self.metadata.get("status", []))
+
+    # -- published scores
+    def combined_scores(self) -> list[SampleScore] | None:
+        """Every system's rows, item by item (corpus order), systems in leaderboard order —
+        or None when some system's row differs between its pairs (a judge scored it against
+        each opponent), so no single file can reproduce every cell."""
+        return self._combined
+
+    @cached_property
+    def _combined(self) -> list[SampleScore] | None:
+        rows: dict[tuple[str, str], SampleScore] = {}
+        for h in self.runs.values():
+            for p in h.pairs:
+                for s in (p.a, p.b):
+                    key = (s.item, s.system)
+                    prev = rows.get(key)
+                    if prev is None:
+                        rows[key] = s
+                    elif prev.to_dict() != s.to_dict():
+                        return None
+        return [rows[(i, s)] for i in self.items for s in self.order if (i, s) in rows]
+
+    def scores_files(self) -> dict[tuple[str, str], str]:
+        """Pair → the published scores file (relative to the output directory) that
+        ``vocencebench decide`` recomputes its cell from."""
+        return dict(self._files)
+
+    @cached_property
+    def _files(self) -> dict[tuple[str, str], str]:
+        if self.combined_scores() is not None:
+            return {p: "scores.jsonl" for p in self.runs}
+        return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}.scores.jsonl"
+                for k, (x, y) in enumerate(self.runs)}
+
+    def recompute_command(self, pair: tuple[str, str]) -> str:
+        """The command that recomputes the cell of ``pair`` (run in the output directory)."""
+        x, y = pair
+        return (f"vocencebench decide {self._files[pair]} --incumbent {_q(x)} "
+                f"--challenger {_q(y)} --json")
+
+    # -- sections
+    def failures(self) -> dict[str, Any]:
+        """Failures per system (its own: synthesis, audio) and per instrument, and the
+        incomplete pairs."""
+        per_system: dict[str, dict[str, Any]] = {}
+        instruments: dict[str, int] = {}
+        seen: set[tuple[str, str, str]] = set()
+        judge_dropped: dict[str, int] = {}
+        for (x, y), h in self.runs.items():
+            for p in h.pairs:
+                for s, an in ((p.a, p.analysis_a), (p.b, p.analysis_b)):
+                    entry = per_system.setdefault(s.system, {"synthesis": 0, "audio": 0,
+                                                             "other": 0, "examples": []})
+                    key = (s.system, s.item, "failure")
+                    if s.failure and key not in seen:
+                        seen.add(key)
+                        kind = s.failure.split(":", 1)[0]
+                        kind = kind if kind in ("synthesis", "audio") else "other"
+                        entry[kind] += 1
+                        if len(entry["examples"]) < 3:
+                            entry["examples"].append(f"{s.item}: {s.failure[:200]}")
+                    reason = getattr(s, "incomplete", None)
+                    for note in (reason, *(n for n in an.notes
+                                           if n.startswith("probes failed"))):
+                        nkey = (s.system, s.item, str(note))
+                        if note and nkey not in seen:
+                            seen.add(nkey)
+                            inst = str(note).split(":", 1)[0].replace("probes failed", "probes")
+                            instruments[inst] = instruments.get(inst, 0) + 1
+                pair_incomplete = getattr(p, "incomplete", None)
+                if pair_incomplete:
+                    inst = str(pair_incomplete).split(":", 1)[0]
+                    k2 = (f"{x}|{y}", p.item.id, str(pair_incomplete))
+                    if k2 not in seen:
+                        seen.add(k2)
+                        instruments[inst] = instruments.get(inst, 0) + 1
+                for why in p.dropped.values():
+                    if why.startswith("judge failed"):
+                        judge_dropped[f"{x} vs {y}"] = judge_dropped.get(f"{x} vs {y}", 0) + 1
+        if judge_dropped:
+            instruments["judge"] = instruments.get("judge", 0) + sum(judge_dropped.values())
+        return {
+            "systems": per_system,
+            "instruments": instruments,
+            "judge_dimensions_dropped": judge_dropped,
+            "incomplete_pairs": [
+                {"incumbent": c.incumbent, "challenger": c.challenger, "reason": c.incomplete}
+                for c in self.standings.cells if not c.decided
+            ],
+        }
+
+    def canaries(self) -> dict[str, Any]:
+        """What the runs report about known-answer canaries (none in this version: then the
+        section says so)."""
+        found: dict[str, Any] = {}
+        for (x, y), h in self.runs.items():
+            c = h.metadata.get("canaries")
+            if c is not None:
+                found[f"{x} vs {y}"] = c
+        if not found:
+            return {"status": "not run", "note": "no known-answer canaries were reported by "
+                    "the runs of this leaderboard"}
+        return {"status": "reported", "runs": found}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything of ``leaderboard.json``."""
+        st = self.standings.to_dict()
+        files = self.scores_files()
+        for cell, pair in zip(st["pairs"], self.runs, strict=True):
+            cell["scores_file"] = files[pair]
+            cell["recompute"] = self.recompute_command(pair)
+        layout = "combined" if self.combined_scores() is not None else "per-pair"
+        return {
+            "schema_version": 1,
+            "kind": "leaderboard",
+            "status": self.status(),
+            "mode": self.mode,
+            "anchor": self.standings.anchor,
+            "systems": [{"name": s, "id": self.systems.get(s)} for s in self.order],
+            **{k: v for k, v in st.items() if k not in ("systems", "mode", "anchor")},
+            "not_compared": [[x, y] for i, x in enumerate(self.order)
+                             for y in self.order[i + 1:] if self.standings.cell(x, y) is None],
+            "scores": {
+                "layout": layout,
+                "files": sorted(set(files.values())),
+                "order": ("one row per item and system: items in corpus order, systems in "
+                          "leaderboard order" if layout == "combined" else
+                          "one file per pair, as `vocencebench run` writes it: item by item, "
+                          "incumbent then challenger (a judge scored each system against each "
+                          "opponent, so a system's rows differ between its pairs)"),
+            },
+            "judge": {"plan": self.plan.to_dict(), "calls_answered": self.judge_calls,
+                      "cost_usd": self.metadata.get("judge_cost_usd")},
+            "failures": self.failures(),
+            "canaries": self.canaries(),
+            "items": len(self.items),
+            "metadata": {k: v for k, v in self.metadata.items() if k != "status"},
+        }
+
+    def summary(self) -> str:
+        from .board_report import render_summary
+
+        return render_summary(self)
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the scores file(s), leaderboard.json, leaderboard.md and leaderboard.html
+        (each atomically: a temporary name, then a rename) into ``directory``."""
+        from .board_report import save_leaderboard
+
+        return save_leaderboard(self, directory)
+
+
+def _q(name: str) -> str:
+    import shlex
+
+    return shlex.quote(name)
+
+
+# --------------------------------------------------------------------------- runner
+
+
+class _SharedExecutor:
+    """The run's one executor, lent to every pair: a pair cannot close it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.workers = inner.workers
+
+    def map_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
+                      max_in_flight: int | None = None) -> Iterator[tuple[int, Any]]:
+        return self.inner.map_unordered(fn, items, max_in_flight=max_in_flight)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        return None
+
+
+def _pair_scores(x: str, y: str, h: Any) -> PairScores:
+    a: list[float | None] = []
+    b: list[float | None] = []
+    reasons: list[str] = []
+    for p in h.pairs:
+        a.append(p.a.S)
+        b.append(p.b.S)
+        why = [r for r in (getattr(p, "incomplete", None), getattr(p.a, "incomplete", None),
+                           getattr(p.b, "incomplete", None)) if r]
+        if why or p.a.S is None or p.b.S is None:
+            reasons.append(f"{p.item.id}: {why[0] if why else 'no score'}")
+    return PairScores(x, y, tuple(p.item.id for p in h.pairs), tuple(a), tuple(b),
+                      tuple(reasons), tuple(dict(p.a.d) for p in h.pairs),
+                      tuple(dict(p.b.d) for p in h.pairs))
+
+
+def _usage_calls(judge: Any) -> int | None:
+    usage = getattr(getattr(judge, "backend", None), "usage", None)
+    calls = getattr(usage, "calls", None)
+    return int(calls) if isinstance(calls, int) else None
+
+
+def leaderboard(
+    items: Iterable[Item],
+    systems: Mapping[str, Callable[[str, str], bytes]],
+    judge: Any = None,
+    *,
+    anchor: str | None = None,
+    probes: Any = "default",
+    transcriber: Any = None,
+    cache: Cache | str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    executor: Any = None,
+    progress: bool = False,
+    consistent: bool = True,
+    votes: int = 1,
+    judge_concurrency: int = 4,
+    all_at_once: bool = False,
+    registry: TraitRegistry = TRAITS,
+    allow_incomplete: bool = False,
+    announce: Callable[[str], None] | None = None,
+    n_boot: int = BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+) -> Leaderboard:
+    """Benchmark every system in ``systems`` (name → system) on ``items`` and decide every
+    compared pair (all pairs, or with ``anchor`` the anchor against each other system).
+
+    Each system is synthesised once; each pair runs through
+    :func:`vocencebench.compare.compare_models` with one cache, so analyses and verdicts are
+    shared. Without ``cache`` a temporary one lives for the run. ``announce`` receives the mode
+    and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. Other options are
+    those of :func:`vocencebench.benchmark`.
+    """
+    from .adapters import system_id
+    from .compare import compare_models, status_lines, synthesize_all
+    from .executor import make_executor
+
+    its = list(items)
+    if not its:
+        raise ConfigError("the corpus is empty: nothing to rank")
+    order = _order(list(systems), anchor)
+    pairs = pair_order(order, anchor)
+    if isinstance(probes, str) and probes == "default":
+        from .probes import default_probes
+
+        probes = default_probes()
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if cache is None or isinstance(cache, NullCache):
+        tmp = tempfile.TemporaryDirectory(prefix="vocencebench-board-")
+        store = Cache(Path(tmp.name) / "cache.sqlite")
+    elif isinstance(cache, Cache):
+        store = cache
+    else:
+        store = Cache(cache)
+    own_store = not isinstance(cache, Cache)
+    inner = (executor if hasattr(executor, "map_unordered")
+             else make_executor(executor if isinstance(executor, str) else None,
+                                workers=workers))
+    shared = _SharedExecutor(inner)
+    calls_before = _usage_calls(judge) if judge is not None else None
+    judge_cache = getattr(judge, "cache", None)
+    hits0: dict[str, int] = {}
+    misses0: dict[str, int] = {}
+    try:
+        plan = plan_judge_calls(its, systems, judge, anchor=anchor, cache=store,
+                                consistent=consistent, votes=votes, all_at_once=all_at_once,
+                                registry=registry)
+        for line in plan.describe():
+            if announce is not None:
+                announce(line)
+        hits0, misses0 = dict(store.hits), dict(store.misses)
+        timings: dict[str, Any] = {"synthesis_s": {}, "pairs_s": {}}
+        clips: dict[str, list[bytes | None]] = {}
+        fails: dict[str, dict[str, str]] = {}
+        t_all = time.perf_counter()
+        for name in order:
+            t0 = time.perf_counter()
+            clips[name], fails[name] = synthesize_all(its, systems[name], cache=store,
+                                                      progress=progress, label=name)
+            timings["synthesis_s"][name] = time.perf_counter() - t0
+        runs: dict[tuple[str, str], Any] = {}
+        for x, y in pairs:
+            t0 = time.perf_counter()
+            runs[(x, y)] = compare_models(
+                its, clips[x], clips[y], judge, probes=probes, transcriber=transcriber,
+                labels=(x, y), cache=store, executor=shared, progress=progress,
+                consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
+                all_at_once=all_at_once, registry=registry,
+                synthesis_failures=(fails[x], fails[y]),
+                metadata={"systems": {x: system_id(systems[x]), y: system_id(systems[y])}},
+            )
+            timings["pairs_s"][f"{x} vs {y}"] = time.perf_counter() - t0
+        timings["total_s"] = time.perf_counter() - t_all
+    finally:
+        inner.close()
+        if judge is not None and hasattr(judge, "cache"):
+            judge.cache = judge_cache  # the run's store is closed below; give the judge back
+        cache_meta = {"path": None if tmp is not None else str(store.path),
+                      "hits": {k: v - hits0.get(k, 0) for k, v in store.hits.items()},
+                      "misses": {k: v - misses0.get(k, 0) for k, v in store.misses.items()}}
+        if own_store:
+            store.close()
+        if tmp is not None:
+            tmp.cleanup()
+    standings = rank(order, [_pair_scores(x, y, runs[(x, y)]) for x, y in pairs],
+                     anchor=anchor, allow_incomplete=allow_incomplete, n_boot=n_boot,
+                     seed=seed)
+    calls_after = _usage_calls(judge) if judge is not None else None
+    first = runs[pairs[0]].metadata
+    meta: dict[str, Any] = {
+        k: first[k] for k in ("vocencebench", "python", "platform", "corpus_hash", "n_items",
+                              "probes", "asr_engine", "gate_threshold", "judge_model",
+                              "prompt_version", "judge_consistent", "judge_votes",
+                              "executor") if k in first
+    }
+    meta["bootstrap"] = {"n_boot": n_boot, "seed": seed}
+    meta["judge_all_at_once"] = all_at_once
+    meta["timings"] = timings
+    meta["cache"] = cache_meta
+    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes)]
+    if not standings.complete:
+        bad = [f"{c.incumbent} vs {c.challenger}" for c in standings.cells if not c.decided]
+        status.insert(0, f"INCOMPLETE: {len(bad)} pair(s) decide nothing because an instrument "
+                         f"failed: {', '.join(bad)}; rerun the same command to retry them")
+    meta["status"] = status
+    if judge is not None:
+        cost = getattr(getattr(judge, "backend", None), "cost_usd", None)
+        if callable(cost):
+            try:
+                meta["judge_cost_usd"] = float(cost())
+            except Exception:  # an unpriced model: the cost is unknown, never a crash
+                meta["judge_cost_usd"] = None
+    judge_calls = (calls_after - calls_before
+                   if calls_after is not None and calls_before is not None else None)
+    return Leaderboard(standings, runs, tuple(it.id for it in its),
+                       {s: system_id(systems[s]) for s in order}, plan, meta, judge_calls)
+
+
+# --------------------------------------------------------------------------- published scores
+
+
+def standings_from_scores(
+    path: str | os.PathLike[str],
+    *,
+    systems: Sequence[str] | None = None,
+    anchor: str | None = None,
+    allow_incomplete: bool = False,
+) -> Standings:
+    """Recompute the whole leaderboard from what was published.
+
+    ``path`` is a combined ``scores.jsonl`` (one row per item and system), or a leaderboard
+    output directory (its ``leaderboard.json`` names the order, the mode and the scores file
+    of every pair).
+    """
+    from .scores import read_scores
+
+    p = Path(path)
+    if p.is_dir():
+        doc = _read_board(p)
+        order = [s["name"] for s in doc["systems"]]
+        anc = doc.get("anchor")
+        tables: dict[str, Any] = {}
+        out = []
+        for cell in doc["pairs"]:
+            f = cell["scores_file"]
+            if f not in tables:
+                tables[f] = read_scores(p / f)
+            paired = tables[f].pair(cell["incumbent"], cell["challenger"])
+            out.append(PairScores(paired.incumbent, paired.challenger, paired.items,
+                                  paired.a, paired.b))
+        return rank(order, out, anchor=anc, allow_incomplete=bool(doc.get("allow_incomplete"))
+                    or allow_incomplete)
+    from .ranking import pairs_from_table
+
+    order2, prs = pairs_from_table(read_scores(p), systems, anchor=anchor)
+    return rank(order2, prs, anchor=anchor, allow_incomplete=allow_incomplete)
+
+
+def _read_board(directory: Path) -> dict[str, Any]:
+    f = directory / "leaderboard.json"
+    if not f.is_file():
+        raise ConfigError(f"{directory} is not a leaderboard directory: {f} is missing")
+    try:
+        doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{f} is not valid JSON: {exc}") from exc
+    if doc.get("kind") != "leaderboard" or doc.get("schema_version") != 1:
+        raise ConfigError(f"{f} is not a leaderboard file this vocencebench reads "
+                          "(kind 'leaderboard', schema_version 1)")
+    return doc
+
+
+def verify(directory: str | os.PathLike[str]) -> list[str]:
+    """Recompute every cell of a published leaderboard from its scores file(s) and compare
+    it with ``leaderboard.json``, bit for bit. Returns the mismatches (empty = reproduced)."""
+    p = Path(directory)
+    doc = _read_board(p)
+    st = standings_from_scores(p)
+    problems = []
+    for published, cell in zip(doc["pairs"], st.cells, strict=True):
+        mine = cell.decision.to_dict() if cell.decision is not None else None
+        if published.get("decision") != mine:
+            problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
+                            f"{published.get('winner')}, recomputed {cell.winner}")
+    tiers = [t.to_dict() for t in st.tiers]
+    if doc.get("tiers") != tiers:
+        problems.append(f"tiers: published {doc.get('tiers')}, recomputed {tiers}")
+    return problems

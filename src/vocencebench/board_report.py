@@ -1,0 +1,406 @@
+"""The files of a leaderboard: scores, ``leaderboard.json``, ``leaderboard.md`` and a
+self-contained ``leaderboard.html`` (inline CSS and SVG; nothing fetched).
+
+Every file is written atomically (a temporary name in the same directory, flushed and synced,
+then renamed over the old one), so a killed save leaves each file either old or new, never torn.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .schema import dumps_canonical
+from .traits import TRAITS
+
+if TYPE_CHECKING:
+    from .board import Leaderboard
+    from .ranking import Standings
+
+__all__ = ["render_html", "render_markdown", "render_summary", "save_leaderboard",
+           "write_atomic"]
+
+#: Cell colours by outcome from the row system's point of view.
+OUTCOME_COLOURS = {"win": "#10b981", "loss": "#ef4444", "tie": "#d1d5db",
+                   "incomplete": "#fbbf24", "not compared": "#ffffff", "self": "#f3f4f6"}
+#: System colours (bars, interval dots, tier chips), in leaderboard order, cycling.
+PALETTE = ("#2563eb", "#f59e0b", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#ea580c",
+           "#4b5563")
+_WORD = {"win": "wins", "loss": "loses", "tie": "tie", "incomplete": "INCOMPLETE",
+         "not compared": "not compared"}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _fmt(x: float | None, spec: str = ".3f") -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def _colour(k: int) -> str:
+    return PALETTE[k % len(PALETTE)]
+
+
+def _cell_text(st: Standings, row: str, col: str) -> tuple[str, str, str]:
+    """(outcome, short label, full reason) of the cell row × col from row's point of view."""
+    if row == col:
+        return "self", "—", ""
+    c = st.cell(row, col)
+    if c is None:
+        return "not compared", "not compared", "this pair was not run (anchor mode)"
+    out = c.outcome_for(row)
+    if c.decision is None:
+        return out, "INCOMPLETE", c.incomplete or ""
+    lcb, m = c.lead_lcb(row), c.margin_for(row)
+    assert lcb is not None and m is not None
+    # + 0.0 shows a negated zero as +0.000.
+    return out, f"{_WORD[out]} · LCB {lcb + 0.0:+.3f} vs {m:.3f}", c.decision.reason
+
+
+def _dimensions(st: Standings) -> list[str]:
+    have = {d for t in st.traits.values() for d in t}
+    order = list(TRAITS.dimensions())
+    return [d for d in order if d in have] + sorted(have - set(order))
+
+
+# --------------------------------------------------------------------------- text
+
+
+def render_summary(lb: Leaderboard) -> str:
+    """Plain text: status first, then tiers, the verdict matrix and the BT summary."""
+    st = lb.standings
+    m = lb.metadata
+    lines = [f"vocencebench {m.get('vocencebench', '?')} leaderboard — {len(st.systems)} "
+             f"systems, {len(lb.items)} items, corpus sha256 "
+             f"{str(m.get('corpus_hash', '?'))[:16]}…"]
+    lines += [f"  {s}" for s in lb.status()]
+    lines += ["", "TIERS (no system is ranked above one that beats it; a tie moves nobody)"]
+    for t in st.tiers:
+        for k, s in enumerate(t.systems):
+            r, sc = st.records[s], st.scores[s]
+            interval = (f"mean S {sc.mean:.3f} [{sc.low:.3f}, {sc.high:.3f}]"
+                        if sc is not None else "no decided pair")
+            head = f"  tier {t.rank}{' (cycle)' if t.cycle else ''}:" if k == 0 else ""
+            lines.append(f"{head:<20}{s:<24} {r.wins} W  {r.ties} T  {r.losses} L"
+                         + (f"  {r.incomplete} incomplete" if r.incomplete else "")
+                         + (f"  {r.not_compared} not compared" if r.not_compared else "")
+                         + f"   {interval}")
+    lines += ["", "VERDICTS, row against column (W wins, L loses, = tie, ! incomplete, "
+              "· not compared; LCB of the row system's lead):"]
+    w = max(8, *(len(s) for s in st.systems))
+    cw = max(10, *(len(s) + 2 for s in st.systems))
+    lines.append(" " * (w + 2) + "".join(f"{s:>{cw}}" for s in st.systems))
+    sym = {"win": "W", "loss": "L", "tie": "=", "incomplete": "!", "not compared": "·",
+           "self": "—"}
+    for x in st.systems:
+        row = []
+        for y in st.systems:
+            out, _, _ = _cell_text(st, x, y)
+            c = st.cell(x, y) if x != y else None
+            lcb = c.lead_lcb(x) if c is not None else None
+            row.append(f"{sym[out]} {lcb + 0.0:+.3f}" if lcb is not None else sym[out])
+        lines.append(f"  {x:<{w}}" + "".join(f"{r:>{cw}}" for r in row))
+    bt = st.bradley_terry
+    lines += ["", "Bradley–Terry fit over per-item outcomes — a SUMMARY, NOT THE VERDICT:"]
+    if bt.note:
+        lines.append(f"  {bt.note}")
+    else:
+        lines.append("  " + ", ".join(f"{s} {bt.log_strength[s]:+.3f}" for s in bt.order())
+                     + f"  (log-strength, mean 0; {bt.iterations} iterations)")
+    files = sorted(set(lb.scores_files().values()))
+    lines += ["", f"recompute any cell: {lb.recompute_command(next(iter(lb.runs)))}"
+              + (f"  (files: {', '.join(files[:3])}{' …' if len(files) > 3 else ''})"
+                 if len(files) > 1 else "")]
+    return "\n".join(lines)
+
+
+def render_markdown(lb: Leaderboard) -> str:
+    """The leaderboard as Markdown."""
+    st = lb.standings
+    out = [f"# vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items", ""]
+    out += [f"> {s}" for s in lb.status()]
+    out += ["", "## Tiers", "",
+            "A system is never ranked above a system that beats it; systems that beat each "
+            "other in a cycle share a tier; a tie never moves a system down. Within a tier the "
+            "listing (by wins) is not a ranking.", "",
+            "| tier | system | wins | ties | losses | incomplete | not compared | mean S | "
+            "90 % interval | n |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for t in st.tiers:
+        for s in t.systems:
+            r, sc = st.records[s], st.scores[s]
+            out.append(f"| {t.rank}{' (cycle)' if t.cycle else ''} | {s} | {r.wins} | "
+                       f"{r.ties} | {r.losses} | {r.incomplete} | {r.not_compared} | "
+                       f"{_fmt(sc.mean if sc else None)} | "
+                       + (f"[{sc.low:.3f}, {sc.high:.3f}] | {sc.n} |" if sc else "— | 0 |"))
+    out += ["", "## Verdicts (row against column)", "",
+            "Each cell: the row system's result and the LCB of its lead against the margin it "
+            "had to clear.", "",
+            "| | " + " | ".join(st.systems) + " |", "|---" * (len(st.systems) + 1) + "|"]
+    for x in st.systems:
+        out.append(f"| **{x}** | " + " | ".join(_cell_text(st, x, y)[1]
+                                               for y in st.systems) + " |")
+    out += ["", "## Pairs", ""]
+    for c, pair in zip(st.cells, lb.runs, strict=True):
+        head = f"**{c.incumbent} vs {c.challenger}**: "
+        out.append(head + (c.incomplete or "") if c.decision is None
+                   else head + f"{c.winner}. {c.decision.reason}")
+        out.append(f"  recompute: `{lb.recompute_command(pair)}`")
+        out.append("")
+    dims = _dimensions(st)
+    if dims:
+        out += ["## Mean desirability per dimension", "",
+                "| system | " + " | ".join(dims) + " |", "|---" * (len(dims) + 1) + "|"]
+        for s in st.systems:
+            out.append(f"| {s} | " + " | ".join(_fmt(st.traits[s].get(d)) for d in dims)
+                       + " |")
+    bt = st.bradley_terry
+    out += ["", "## Bradley–Terry summary (not the verdict)", "",
+            "Fitted to the per-item outcomes of every decided pair (higher S wins the item; "
+            "equal S counts half to each; one virtual tie per pair). Shown for readers who "
+            "expect a single scale; the verdicts and tiers above are the result.", ""]
+    if bt.note:
+        out.append(bt.note)
+    else:
+        out += ["| system | log-strength | strength |", "|---|---|---|"]
+        out += [f"| {s} | {bt.log_strength[s]:+.3f} | {bt.strength[s]:.3f} |"
+                for s in bt.order()]
+    doc = lb.to_dict()
+    out += ["", "## Failures", "", "```json",
+            json.dumps(doc["failures"], indent=2, ensure_ascii=False), "```",
+            "", "## Canaries", "", "```json",
+            json.dumps(doc["canaries"], indent=2, ensure_ascii=False), "```",
+            "", "## Run metadata", "", "```json",
+            json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False), "```", ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1150px;color:#1f2937;padding:0 1rem}
+h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #e5e7eb}
+.status{background:#fef3c7;border-left:4px solid #f59e0b;padding:.5rem 1rem;
+font-family:monospace;white-space:pre-wrap}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
+padding:.3rem .5rem;font-size:.85rem}th{background:#f9fafb}
+table.matrix td{min-width:9rem;height:3.2rem;text-align:center}
+table.matrix td .v{font-weight:700;display:block}table.matrix td .n{font-size:.75rem}
+.tier{display:flex;align-items:center;gap:.6rem;margin:.4rem 0}
+.tier .rank{font-weight:700;width:5rem}
+.chip{padding:.25rem .6rem;border-radius:999px;color:#fff;font-size:.85rem}
+.summary{background:#f3f4f6;border-left:4px solid #9ca3af;padding:.4rem 1rem}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;
+border:1px solid #9ca3af}
+pre{font-size:.8rem;white-space:pre-wrap}
+"""
+
+
+def _matrix_html(st: Standings) -> str:
+    rows = ["<table class=\"matrix\"><tr><th>row vs column</th>"
+            + "".join(f"<th>{html.escape(s)}</th>" for s in st.systems) + "</tr>"]
+    for x in st.systems:
+        rows.append(f"<tr><th>{html.escape(x)}</th>")
+        for y in st.systems:
+            out, label, reason = _cell_text(st, x, y)
+            word, _, rest = label.partition(" · ")
+            ink = "#ffffff" if out in ("win", "loss") else "#1f2937"
+            rows.append(f'<td class="cell {out.replace(" ", "-")}" '
+                        f'style="background:{OUTCOME_COLOURS[out]};color:{ink}" '
+                        f'title="{html.escape(reason)}"><span class="v">{html.escape(word)}'
+                        f'</span><span class="n">{html.escape(rest)}</span></td>')
+        rows.append("</tr>")
+    rows.append("</table>")
+    legend = "".join(f'<span style="background:{OUTCOME_COLOURS[k]}"></span>{html.escape(w)}'
+                     for k, w in (("win", "row wins"), ("loss", "row loses"), ("tie", "tie"),
+                                  ("incomplete", "incomplete (decides nothing)"),
+                                  ("not compared", "not compared")))
+    return "".join(rows) + f'<div class="legend">{legend}</div>'
+
+
+def _tiers_html(st: Standings) -> str:
+    colour = {s: _colour(k) for k, s in enumerate(st.systems)}
+    out = []
+    for t in st.tiers:
+        chips = "".join(f'<span class="chip" style="background:{colour[s]}">'
+                        f"{html.escape(s)}</span>" for s in t.systems)
+        cyc = ' <em>(cycle of wins)</em>' if t.cycle else ""
+        out.append(f'<div class="tier"><span class="rank">tier {t.rank}</span>{chips}{cyc}'
+                   "</div>")
+    return "".join(out)
+
+
+def _interval_svg(st: Standings) -> str:
+    left, width, row_h = 150, 560, 26
+    names = [s for s in st.systems if st.scores[s] is not None]
+    height = len(names) * row_h + 34
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 140}" '
+             f'height="{height}" role="img" aria-label="mean composite per system with its '
+             f'90 % interval">']
+    for k in range(0, 11, 2):
+        x = left + width * k / 10
+        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 22}" stroke="#e5e7eb"/>'
+                     f'<text x="{x}" y="{height - 6}" font-size="10" text-anchor="middle">'
+                     f"{k / 10:.1f}</text>")
+    for i, s in enumerate(names):
+        sc = st.scores[s]
+        assert sc is not None
+        col = _colour(st.systems.index(s))
+        y = i * row_h + 14
+        parts.append(f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
+                     f"{html.escape(s)}</text>"
+                     f'<line x1="{left + width * sc.low:.1f}" y1="{y}" '
+                     f'x2="{left + width * sc.high:.1f}" y2="{y}" stroke="{col}" '
+                     f'stroke-width="6"/><circle cx="{left + width * sc.mean:.1f}" cy="{y}" '
+                     f'r="7" fill="{col}"><title>{html.escape(s)}: {sc.mean:.4f} '
+                     f"[{sc.low:.4f}, {sc.high:.4f}], n={sc.n}</title></circle>"
+                     f'<text x="{left + width + 10}" y="{y + 4}" font-size="11">'
+                     f"{sc.mean:.3f} [{sc.low:.3f}, {sc.high:.3f}]</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bars_svg(st: Standings, dims: Sequence[str]) -> str:
+    n = len(st.systems)
+    bar_h, gap, left, width = 9, 12, 110, 540
+    group = n * bar_h + gap
+    height = len(dims) * group + 30
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" '
+             f'height="{height}" role="img" aria-label="mean desirability per dimension and '
+             f'system">']
+    for k in range(0, 11, 2):
+        x = left + width * k / 10
+        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 20}" stroke="#e5e7eb"/>'
+                     f'<text x="{x}" y="{height - 5}" font-size="10" text-anchor="middle">'
+                     f"{k / 10:.1f}</text>")
+    for i, dim in enumerate(dims):
+        y0 = i * group
+        parts.append(f'<text x="{left - 6}" y="{y0 + n * bar_h / 2 + 4}" font-size="12" '
+                     f'text-anchor="end">{html.escape(dim)}</text>')
+        for j, s in enumerate(st.systems):
+            v = st.traits[s].get(dim)
+            if v is None:
+                continue
+            parts.append(f'<rect x="{left}" y="{y0 + j * bar_h}" width="{width * v:.1f}" '
+                         f'height="{bar_h - 1}" fill="{_colour(j)}"><title>{html.escape(s)} '
+                         f"{html.escape(dim)}: {v:.3f}</title></rect>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bt_html(st: Standings) -> str:
+    bt = st.bradley_terry
+    head = ('<div class="summary"><strong>Summary, not the verdict.</strong> A Bradley–Terry '
+            "fit over the per-item outcomes of every decided pair (the higher S wins the item; "
+            "equal S counts half to each side; one virtual tie per pair). It is shown for "
+            "readers who expect one scale; the verdicts and tiers above are the result.</div>")
+    if bt.note:
+        return head + f"<p>{html.escape(bt.note)}</p>"
+    rows = ["<table><tr><th>system</th><th>log-strength</th><th>strength</th></tr>"]
+    rows += [f"<tr><th>{html.escape(s)}</th><td>{bt.log_strength[s]:+.3f}</td>"
+             f"<td>{bt.strength[s]:.3f}</td></tr>" for s in bt.order()]
+    rows.append(f"</table><p>{bt.iterations} MM iterations, converged: {bt.converged}; "
+                f"{bt.items} item outcomes.</p>")
+    return head + "".join(rows)
+
+
+def render_html(lb: Leaderboard) -> str:
+    """One self-contained HTML page."""
+    st = lb.standings
+    doc = lb.to_dict()
+    dims = _dimensions(st)
+    legend = "".join(f'<span style="background:{_colour(k)}"></span>{html.escape(s)}'
+                     for k, s in enumerate(st.systems))
+    trait_rows = ["<table><tr><th>system</th>" + "".join(f"<th>{html.escape(d)}</th>"
+                                                         for d in dims) + "</tr>"]
+    for s in st.systems:
+        trait_rows.append(f"<tr><th>{html.escape(s)}</th>" + "".join(
+            f"<td>{_fmt(st.traits[s].get(d))}</td>" for d in dims) + "</tr>")
+    trait_rows.append("</table>")
+    recompute = "\n".join(lb.recompute_command(p) for p in lb.runs)
+    title = f"vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items"
+    meta = json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>{_CSS}</style></head><body>
+<h1>{html.escape(title)}</h1>
+<div class="status">{html.escape(chr(10).join(lb.status()))}</div>
+<h2>Tiers</h2>
+<p>No system is ranked above a system that beats it; systems that beat each other in a cycle
+share a tier; a tie never moves a system down.</p>
+{_tiers_html(st)}
+<h2>Verdicts</h2>
+<p>Each pair is decided once by the rule of <code>vocencebench decide</code> (paired bootstrap,
+2000 resamples, seed {st.cells[0].decision.seed if st.cells[0].decision else 3151662}, LCB
+against the audible margin). A cell is the row system's result, the LCB of its lead and the
+margin that lead had to clear; hover for the full audit trail.</p>
+{_matrix_html(st)}
+<h2>Mean composite S (90 % paired-bootstrap interval)</h2>
+{_interval_svg(st)}
+<h2>Per-dimension adherence</h2>
+<div class="legend">{legend}</div>
+{_bars_svg(st, dims) if dims else "<p>No dimension was scored.</p>"}
+{''.join(trait_rows) if dims else ""}
+<h2>Bradley–Terry summary</h2>
+{_bt_html(st)}
+<h2>Failures</h2><pre>{html.escape(json.dumps(doc["failures"], indent=2, ensure_ascii=False))}</pre>
+<h2>Canaries</h2><pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
+<h2>Recompute every cell</h2><pre>{html.escape(recompute)}</pre>
+<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
+</body></html>
+"""
+
+
+# --------------------------------------------------------------------------- save
+
+
+def save_leaderboard(lb: Leaderboard, directory: str | os.PathLike[str]) -> Path:
+    """Write the scores file(s), ``leaderboard.json``, ``leaderboard.md`` and
+    ``leaderboard.html`` into ``directory`` (each atomically; the JSON last). Scores files of
+    the other layout left by an earlier run in the same directory are removed."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    combined = lb.combined_scores()
+    files = lb.scores_files()
+    pairs_dir = out / "pairs"
+    if combined is not None:
+        write_atomic(out / "scores.jsonl",
+                     "".join(dumps_canonical(r.to_dict()) + "\n" for r in combined))
+        keep: set[Path] = set()
+    else:
+        pairs_dir.mkdir(exist_ok=True)
+        keep = set()
+        for pair, rel in files.items():
+            target = out / rel
+            keep.add(target)
+            write_atomic(target, "".join(dumps_canonical(s.to_dict()) + "\n"
+                                         for s in lb.runs[pair].samples))
+        stale = out / "scores.jsonl"
+        if stale.exists():
+            stale.unlink()
+    if pairs_dir.is_dir():
+        for f in pairs_dir.glob("*.scores.jsonl"):
+            if f not in keep:
+                f.unlink()
+    doc: dict[str, Any] = lb.to_dict()
+    write_atomic(out / "leaderboard.md", render_markdown(lb))
+    write_atomic(out / "leaderboard.html", render_html(lb))
+    write_atomic(out / "leaderboard.json",
+                 json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    return out

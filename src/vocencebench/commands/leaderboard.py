@@ -1,0 +1,338 @@
+"""``vocencebench leaderboard``: N systems, every pair decided by the same exact rule.
+
+    vocencebench leaderboard --system flat=espeak-flat --system follow=espeak-follow \\
+        --system mine=cmd:"my-tts --text {text} --instruction {instruction} --out {out}" \\
+        [--anchor NAME] [--judge SPEC] [--asr SPEC] [--classifiers] [--limit N] [--out DIR]
+    vocencebench leaderboard ... --dry-run      # mode, judge calls and cost; runs nothing
+    vocencebench leaderboard --demo             # the offline built-ins
+    vocencebench leaderboard --verify DIR       # recompute every published cell, bit for bit
+
+Judge flags: ``--judge`` takes the same spec as ``vocencebench run`` (``none``,
+``gemini[:MODEL]``, ``local:URL#MODEL``); when ``commands/_judge_args.py`` exists its
+``add_judge_arguments`` / ``judge_from_args`` are used instead, so every command shares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = [
+    "DEMO_ITEMS_WITH_NEURAL",
+    "demo_leaderboard",
+    "demo_systems",
+    "parse_named_system",
+    "register",
+    "run",
+]
+
+#: Exit status when some pair is INCOMPLETE (an instrument failed; no verdict for it).
+EXIT_INCOMPLETE = 3
+#: Exit status when ``--verify`` finds a cell that does not reproduce.
+EXIT_MISMATCH = 1
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def parse_named_system(text: str) -> tuple[str, str]:
+    """``NAME=SPEC`` → (name, spec); a bare spec is named as ``vocencebench run`` names it.
+
+    The text before the first ``=`` is a name only if it is a plain name (letters, digits,
+    ``._+-``, no ``:``), so ``cmd:tts --rate=1`` stays a spec.
+    """
+    head, sep, tail = text.partition("=")
+    if sep and _NAME.match(head) and tail:
+        return head, tail
+    if not text:
+        raise ConfigError("--system needs NAME=SPEC (e.g. flat=espeak-flat)")
+    from .run import _default_label
+
+    return _default_label(text), text
+
+
+def _judge_module() -> Any:
+    """The shared judge flags (``commands/_judge_args.py``) when that module exists."""
+    try:
+        return importlib.import_module("vocencebench.commands._judge_args")
+    except ImportError:
+        return None
+
+
+def _add_judge_flags(p: argparse.ArgumentParser) -> None:
+    shared = _judge_module()
+    if shared is not None:
+        shared.add_judge_arguments(p)
+    have = set(p._option_string_actions)
+
+    def add(flag: str, **kw: Any) -> None:
+        if flag not in have:
+            p.add_argument(flag, **kw)
+
+    add("--judge", default="none", help="none | gemini[:MODEL] | local:URL#MODEL")
+    add("--judge-rpm", type=float, default=None, metavar="N",
+        help="at most N judge requests per minute (client-side rate limit)")
+    add("--judge-concurrency", type=int, default=4, metavar="N",
+        help="judge calls in flight at once (default 4)")
+    add("--votes", type=int, default=1, help="judge samples per order")
+    add("--all-at-once", action="store_true",
+        help="one judge upload per pair of clips scores every judged dimension")
+    add("--no-swap", action="store_true",
+        help="judge one order only (half the calls; position bias not neutralised)")
+
+
+def _make_judge(args: argparse.Namespace) -> Any:
+    shared = _judge_module()
+    if shared is not None:
+        return shared.judge_from_args(args)
+    from .run import make_judge
+
+    return make_judge(getattr(args, "judge", None),
+                      requests_per_minute=getattr(args, "judge_rpm", None))
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "leaderboard",
+        help="rank N TTS systems: every pair decided by the paired-bootstrap rule",
+        description="Synthesise and analyse every system once, decide every pair (or every "
+                    "system against --anchor) with the exact rule of `vocencebench decide`, "
+                    "and write tiers, the verdict matrix and a Bradley–Terry summary.",
+    )
+    p.add_argument("--system", action="append", default=[], metavar="NAME=SPEC",
+                   help="a system to rank (repeat; at least two). SPEC as in `run`: "
+                        "espeak-follow | espeak-flat | cmd:TEMPLATE | dir:PATH | "
+                        "openai-speech:URL#MODEL#VOICE | qwen3:CHECKPOINT | parler:CHECKPOINT")
+    p.add_argument("--anchor", metavar="NAME", default=None,
+                   help="judge only each system against NAME (O(N) judge cost); the other "
+                        "cells are NOT COMPARED")
+    _add_judge_flags(p)
+    p.add_argument("--asr", default="none",
+                   help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
+    p.add_argument("--classifiers", action="store_true",
+                   help="add the age/gender/emotion/accent classifier probes")
+    p.add_argument("--quality", action="store_true", help="also report DNSMOS per clip")
+    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    p.add_argument("--holdout-salt", default=None,
+                   help="run on the held-out partition defined by this private salt")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--out", default=None, help="output directory (default runs/leaderboard)")
+    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="keep no cache after the run (clips are still shared across pairs)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes for probes")
+    p.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="decide a pair on its complete items when an instrument failed on some")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the mode, the judge calls and their estimated cost; run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--demo", action="store_true",
+                   help="the offline built-ins (espeak-flat, espeak-follow, and hibari, "
+                        "hibari-follow when installed); no judge, no ASR")
+    p.add_argument("--verify", metavar="DIR", default=None,
+                   help="recompute every cell and the tiers of a published leaderboard from "
+                        "its scores file(s) and compare them bit for bit")
+    p.set_defaults(func=run)
+
+
+def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    from ..corpus import load_benchmark, read_corpus, split_holdout
+
+    src = args.corpus
+    items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
+    selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
+    if args.holdout_salt:
+        split = split_holdout(items, salt=args.holdout_salt)
+        items = list(split.heldout)
+        selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ConfigError("--limit must be ≥ 1")
+        items = items[: args.limit]
+        selection["limit"] = args.limit
+    return list(items), selection
+
+
+def _systems(specs: list[str]) -> dict[str, Any]:
+    from ..adapters import parse_system_spec
+
+    if len(specs) < 2:
+        raise ConfigError("a leaderboard needs at least two --system NAME=SPEC")
+    out: dict[str, Any] = {}
+    for text in specs:
+        name, spec = parse_named_system(text)
+        if name in out:
+            raise ConfigError(f"two systems are named {name!r}; name them: --system NAME=SPEC")
+        out[name] = parse_system_spec(spec)
+    return out
+
+
+def _probes(args: argparse.Namespace) -> Any:
+    if args.classifiers:
+        from ..probes import with_classifiers
+
+        return with_classifiers(quality=args.quality)
+    from ..probes import default_probes
+
+    return default_probes(quality=args.quality)
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.verify:
+        return _verify(args.verify)
+    if args.demo:
+        lb = demo_leaderboard(out=args.out or "runs/demo-leaderboard", limit=args.limit,
+                              workers=args.workers, cache=args.cache, no_cache=args.no_cache,
+                              progress=not args.quiet and sys.stderr.isatty(),
+                              announce=None if args.quiet else _err)
+        print(lb.summary())
+        return 0 if lb.complete else EXIT_INCOMPLETE
+    from ..board import leaderboard, plan_judge_calls
+    from .run import make_transcriber
+
+    items, selection = _load_items(args)
+    systems = _systems(args.system)
+    judge = _make_judge(args)
+    out = Path(args.out or "runs/leaderboard")
+    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    consistent = not getattr(args, "no_swap", False)
+    votes = int(getattr(args, "votes", 1) or 1)
+    all_at_once = bool(getattr(args, "all_at_once", False))
+    if args.dry_run:
+        plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,
+                                consistent=consistent, votes=votes, all_at_once=all_at_once)
+        print(f"vocencebench leaderboard (dry run): {len(systems)} systems, {len(items)} items")
+        for line in plan.describe():
+            print(line)
+        print("nothing was synthesised, analysed or judged")
+        return 0
+    if not args.quiet:
+        _err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
+             f"(cache: {cache or 'for this run only'})")
+    t0 = time.perf_counter()
+    lb = leaderboard(
+        items, systems, judge, anchor=args.anchor, probes=_probes(args),
+        transcriber=make_transcriber(args.asr), cache=cache, workers=args.workers,
+        executor=args.executor, progress=not args.quiet and sys.stderr.isatty(),
+        consistent=consistent, votes=votes,
+        judge_concurrency=int(getattr(args, "judge_concurrency", 4) or 4),
+        all_at_once=all_at_once, allow_incomplete=args.allow_incomplete,
+        announce=None if args.quiet else _err,
+    )
+    lb.metadata["selection"] = selection
+    lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0
+    path = lb.save(out)
+    print(lb.summary())
+    print(f"\nwritten: {path}/leaderboard.html, leaderboard.md, leaderboard.json and the "
+          "scores to recompute every cell")
+    return 0 if lb.complete else EXIT_INCOMPLETE
+
+
+def _verify(directory: str) -> int:
+    from ..board import verify
+
+    problems = verify(directory)
+    if problems:
+        for p in problems:
+            print(f"MISMATCH: {p}")
+        return EXIT_MISMATCH
+    print(f"OK: every cell and the tiers of {directory} were recomputed bit for bit from its "
+          "published scores")
+    return 0
+
+
+# --------------------------------------------------------------------------- demo
+
+
+#: Items of the demo when the neural built-ins run too (the first half of the corpus; its
+#: difficulty mix is 32 / 41 / 27 % against the corpus's 35 / 40 / 25 %). eSpeak alone runs
+#: all 496. See docs/leaderboard.md, "The demo", for the timings behind this choice.
+DEMO_ITEMS_WITH_NEURAL = 248
+
+
+def demo_systems(*, neural: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """The offline built-ins: espeak-flat, espeak-follow and, when the neural module and
+    hibari-tts are installed, hibari and hibari-follow. Returns (systems, notes on what was
+    left out and why)."""
+    from ..adapters import EspeakSystem
+
+    systems: dict[str, Any] = {"espeak-flat": EspeakSystem("espeak-flat"),
+                               "espeak-follow": EspeakSystem("espeak-follow")}
+    notes: list[str] = []
+    if not neural:
+        notes.append("hibari, hibari-follow: left out (neural=False)")
+        return systems, notes
+    if importlib.util.find_spec("hibari") is None:
+        notes.append("hibari, hibari-follow: skipped (hibari-tts is not installed; "
+                     "pip install hibari-tts)")
+        return systems, notes
+    try:
+        nmod = importlib.import_module("vocencebench.neural")
+    except ImportError as exc:
+        notes.append(f"hibari, hibari-follow: skipped (this vocencebench has no neural "
+                     f"built-ins: {exc})")
+        return systems, notes
+    try:
+        found = {name: nmod.HibariSystem(name) for name in ("hibari", "hibari-follow")}
+    except Exception as exc:  # a failed model load is announced, not fatal to the demo
+        notes.append(f"hibari, hibari-follow: skipped ({type(exc).__name__}: {exc})")
+        return systems, notes
+    systems.update(found)
+    return systems, notes
+
+
+def demo_leaderboard(
+    out: str | Path = "runs/demo-leaderboard",
+    *,
+    limit: int | None = None,
+    workers: int | None = None,
+    cache: str | None = None,
+    no_cache: bool = False,
+    neural: bool = True,
+    progress: bool = False,
+    announce: Any = None,
+) -> Any:
+    """The offline leaderboard demo over the shipped corpus: the built-in systems of
+    :func:`demo_systems`, acoustic probes, no judge, no ASR. Items: the first ``limit``; by
+    default all 496 for eSpeak alone, :data:`DEMO_ITEMS_WITH_NEURAL` with the neural systems.
+    Writes the outputs into ``out`` and returns the :class:`~vocencebench.board.Leaderboard`.
+    """
+    from ..board import leaderboard
+    from ..corpus import load_benchmark
+    from ..probes import default_probes
+
+    items = load_benchmark("benchmark_v1")
+    systems, notes = demo_systems(neural=neural)
+    if limit is None and len(systems) > 2:
+        limit = DEMO_ITEMS_WITH_NEURAL
+        notes.append(f"demo subset: the first {limit} of {len(items)} items (neural systems "
+                     "included; pass --limit to change it)")
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError("--limit must be ≥ 1")
+        items = items[:limit]
+    for n in notes:
+        if announce is not None:
+            announce(n)
+    outdir = Path(out)
+    store = None if no_cache else (cache or str(outdir / "cache.sqlite"))
+    t0 = time.perf_counter()
+    lb = leaderboard(items, systems, None, probes=default_probes(), cache=store,
+                     workers=workers, progress=progress, announce=announce)
+    lb.metadata["status"] = [*lb.status(), *notes]
+    lb.metadata["selection"] = {"corpus": "benchmark_v1", "limit": limit, "demo": True}
+    lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0
+    lb.save(outdir)
+    return lb

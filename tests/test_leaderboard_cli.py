@@ -1,0 +1,211 @@
+"""``vocencebench leaderboard`` end to end: three eSpeak-based systems, --limit 4, every cell
+recomputed by ``vocencebench decide``; --dry-run; --demo; --verify."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import vocencebench as vb
+from vocencebench import tts
+from vocencebench.cli import main
+from vocencebench.commands.leaderboard import parse_named_system
+from vocencebench.errors import ConfigError
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("flat=espeak-flat", ("flat", "espeak-flat")),
+    ("espeak-follow", ("espeak-follow", "espeak-follow")),
+    ("mine=cmd:tts --rate=1 {text} {out}", ("mine", "cmd:tts --rate=1 {text} {out}")),
+    ("cmd:tts --rate=1 {out}", ("cmd-tts --rate=1 {out}", "cmd:tts --rate=1 {out}")),
+    ("v2=dir:/data/clips", ("v2", "dir:/data/clips")),
+])
+def test_parse_named_system(text: str, expected: tuple[str, str]) -> None:
+    assert parse_named_system(text) == expected
+
+
+@pytest.fixture(scope="module")
+def clip_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A third eSpeak-based system as a directory of clips (espeak-follow, 50 wpm faster);
+    the fourth item's clip is missing, so that system fails it (S = 0, reason kept)."""
+    d = tmp_path_factory.mktemp("clips")
+    follow = tts.get_system("espeak-follow")
+    items = vb.load_benchmark("benchmark_v1")[:3]
+    jobs = []
+    for it in items:
+        s = follow.settings(it.instruction)
+        jobs.append((it.text, replace(s, rate=min(450, s.rate + 50))))
+    for it, wav in zip(items, tts.synthesize_many(jobs, workers=1), strict=True):
+        (d / f"{it.id}.wav").write_bytes(wav)
+    return d
+
+
+@pytest.fixture(scope="module")
+def board(clip_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("board") / "out"
+    rc = main(["leaderboard", "--system", "flat=espeak-flat", "--system", "espeak-follow",
+               "--system", f"fast=dir:{clip_dir}", "--limit", "4", "--out", str(out),
+               "--executor", "serial", "--quiet"])
+    assert rc == 0
+    return out
+
+
+def test_cli_writes_every_output(board: Path) -> None:
+    for name in ("leaderboard.json", "leaderboard.md", "leaderboard.html", "scores.jsonl",
+                 "cache.sqlite"):
+        assert (board / name).is_file(), name
+    assert not list(board.glob(".*.tmp"))  # atomic writes leave no temporary file
+    doc = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    assert doc["kind"] == "leaderboard" and doc["schema_version"] == 1
+    assert [s["name"] for s in doc["systems"]] == ["flat", "espeak-follow", "fast"]
+    assert doc["mode"] == "all-pairs" and len(doc["pairs"]) == 3 and doc["not_compared"] == []
+    assert doc["items"] == 4 and doc["scores"]["layout"] == "combined"
+    assert "JUDGE OFF" in " ".join(doc["status"])
+    assert doc["bradley_terry"]["label"].startswith("Bradley–Terry summary")
+    assert {t for tier in doc["tiers"] for t in tier["systems"]} == {"flat", "espeak-follow",
+                                                                       "fast"}
+    fails = doc["failures"]["systems"]["fast"]
+    assert fails["synthesis"] == 1 and "no clip for vb-00004" in fails["examples"][0]
+    assert doc["canaries"]["status"] == "not run"
+    assert set(doc["traits"]["flat"]) >= {"pitch", "pace", "loudness", "gender"}
+    md = (board / "leaderboard.md").read_text(encoding="utf-8")
+    assert "## Tiers" in md and "not the verdict" in md and "vocencebench decide" in md
+
+
+def test_cli_cells_are_recomputed_by_decide(board: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    for cell in doc["pairs"]:
+        capsys.readouterr()
+        rc = main(["decide", str(board / cell["scores_file"]), "--incumbent",
+                   cell["incumbent"], "--challenger", cell["challenger"], "--json"])
+        assert rc == 0
+        assert json.loads(capsys.readouterr().out) == cell["decision"]
+    capsys.readouterr()
+    assert main(["leaderboard", "--verify", str(board)]) == 0
+    assert "OK: every cell" in capsys.readouterr().out
+
+
+def test_rerun_reuses_the_cache_and_gives_the_same_file(
+        board: Path, clip_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (board / "leaderboard.json").read_text(encoding="utf-8")
+    rc = main(["leaderboard", "--system", "flat=espeak-flat", "--system", "espeak-follow",
+               "--system", f"fast=dir:{clip_dir}", "--limit", "4", "--out", str(board),
+               "--executor", "serial", "--quiet"])
+    assert rc == 0
+    after = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    first = json.loads(before)
+    assert after["pairs"] == first["pairs"] and after["tiers"] == first["tiers"]
+    cache = after["metadata"]["cache"]
+    assert cache["misses"]["clips"] == 0 and cache["misses"]["probes"] == 0
+    assert "vocencebench" in capsys.readouterr().out
+
+
+def test_dry_run_prints_the_mode_calls_and_cost(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["leaderboard", "--system", "a=espeak-flat", "--system", "b=espeak-follow",
+            "--system", "c=espeak-follow", "--judge", "local:http://127.0.0.1:9#omni",
+            "--limit", "5", "--out", str(tmp_path / "x"), "--dry-run"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "MODE: all pairs — 3 pairs of 3 systems" in out
+    assert "judge calls: 60 at most = 3 pairs × 5 items × 2 dimensions × 2 orders × 1 vote" \
+        in out
+    assert "estimated cost of the calls to make: $0.00 [omni at $0.0/M input" in out
+    assert "nothing was synthesised" in out
+    assert not (tmp_path / "x").exists()
+    assert main([*argv, "--anchor", "c", "--votes", "3", "--no-swap"]) == 0
+    out = capsys.readouterr().out
+    assert "MODE: anchor 'c' — 2 pairs" in out and "NOT COMPARED" in out
+    assert "judge calls: 60 at most = 2 pairs × 5 items × 2 dimensions × 1 order × 3 votes" \
+        in out
+    assert main(["leaderboard", "--system", "a=espeak-flat", "--system", "b=espeak-follow",
+                 "--anchor", "a", "--limit", "2", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "judge calls: 0" in out and "anchor mode saves nothing" in out
+
+
+def test_dry_run_cost_uses_the_backend_price_table_or_says_unknown() -> None:
+    from vocencebench.board import plan_judge_calls
+    from vocencebench.judge import PRICES, Judge
+
+    items = vb.load_benchmark("benchmark_v1")[:3]
+    systems = {"a": vb.EspeakSystem("espeak-flat"), "b": vb.EspeakSystem("espeak-follow")}
+    priced = plan_judge_calls(items, systems, Judge.gemini("gemini-2.5-flash", "k"))
+    assert priced.total_calls == 12 and priced.estimated_cost_usd is not None
+    # Each call costs at least its 2048-token output ceiling at the model's output price.
+    floor = 12 * 2048 * PRICES["gemini-2.5-flash"].output / 1e6
+    assert floor < priced.estimated_cost_usd < 3 * floor
+    assert "gemini-2.5-flash at $0.3/M input" in priced.describe()[-1]
+    unpriced = plan_judge_calls(items, systems, Judge.gemini("gemini-unpriced-x", "k"))
+    assert unpriced.estimated_cost_usd is None
+    assert "unknown (no price for this model)" in unpriced.describe()[-1]
+    assert unpriced.to_dict()["calls_to_make"] == 12
+
+
+def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["leaderboard", "--system", "a=espeak-flat", "--dry-run"]) == 2
+    assert "at least two" in capsys.readouterr().err
+    assert main(["leaderboard", "--system", "a=espeak-flat", "--system", "a=espeak-follow",
+                 "--dry-run"]) == 2
+    assert "two systems are named 'a'" in capsys.readouterr().err
+    assert main(["leaderboard", "--system", "a=espeak-flat", "--system", "b=espeak-follow",
+                 "--anchor", "z", "--dry-run"]) == 2
+    assert "--anchor 'z'" in capsys.readouterr().err
+    with pytest.raises(ConfigError):
+        parse_named_system("")
+
+
+def test_demo_subcommand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vocencebench.commands.leaderboard import demo_systems
+
+    systems, notes = demo_systems()
+    assert list(systems)[:2] == ["espeak-flat", "espeak-follow"]
+    assert ("hibari" in systems) == (not notes)
+    out = tmp_path / "demo"
+    assert main(["leaderboard", "--demo", "--limit", "2", "--out", str(out), "--quiet",
+                 "--workers", "1"]) == 0
+    doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in doc["systems"]][:2] == ["espeak-flat", "espeak-follow"]
+    assert doc["metadata"]["selection"]["demo"] is True
+    if notes:
+        assert any("hibari" in s and "skipped" in s for s in doc["status"])
+    assert "TIERS" in capsys.readouterr().out
+
+
+def test_demo_with_neural_systems_runs_the_documented_subset(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vocencebench.commands import leaderboard as cmd
+
+    def three(*, neural: bool = True) -> tuple[dict[str, object], list[str]]:
+        return ({"espeak-flat": vb.EspeakSystem("espeak-flat"),
+                 "espeak-follow": vb.EspeakSystem("espeak-follow"),
+                 "hibari": vb.EspeakSystem("espeak-follow")}, [])
+
+    monkeypatch.setattr(cmd, "demo_systems", three)
+    monkeypatch.setattr(cmd, "DEMO_ITEMS_WITH_NEURAL", 2)
+    lb = cmd.demo_leaderboard(out=tmp_path / "demo", workers=1)
+    assert len(lb.items) == 2 and len(lb.runs) == 3
+    assert any(s.startswith("demo subset: the first 2 of 496 items") for s in lb.status())
+
+
+def test_outputs_are_replaced_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    import os
+
+    from vocencebench.board_report import write_atomic
+
+    target = tmp_path / "leaderboard.json"
+    write_atomic(target, "old\n")
+
+    def broken(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(target, "new and partial")
+    assert target.read_text() == "old\n"  # the previous complete file is intact
+    assert [p.name for p in tmp_path.iterdir()] == ["leaderboard.json"]  # no temp file left
