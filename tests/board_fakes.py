@@ -38,10 +38,10 @@ class CountingEspeak:
         self.calls += 1
         return tts.synthesize(text, self.settings(instruction))
 
-    def synthesize_many(self, requests: Sequence[tuple[str, str]]) -> list[bytes | Exception]:
+    def synthesize_many(self, requests: Sequence[tuple[str, str]], *,
+                        workers: int | None = None) -> list[bytes | Exception]:
         self.calls += len(requests)
-        return list(tts.synthesize_many([(t, self.settings(i)) for t, i in requests],
-                                        workers=1))
+        return list(tts.render_many([(t, self.settings(i)) for t, i in requests], workers=1))
 
 
 def clip_score(clip: bytes, other: bytes = b"") -> int:

@@ -43,7 +43,7 @@ from typing import Any
 from . import _failures as fail
 from ._clip import Clip
 from .adapters import SystemHooks, synthesize_item
-from .cache import Cache, cache_key
+from .cache import Cache, cache_key, clip_key
 from .errors import ConfigError, is_fatal
 from .pair import ClipAnalysis, PairResult, combine, needs_judge
 from .result import PairList
@@ -397,10 +397,7 @@ class Engine:
             i = self._next
             self._next += 1
             item = self.items[i]
-            sides = tuple(_Side(cache_key({"system": self.hooks[s].system_id, "item": item.id,
-                                           "text": item.text,
-                                           "instruction": item.instruction}))
-                          for s in (0, 1))
+            sides = tuple(_Side(clip_key(self.hooks[s].system_id, item)) for s in (0, 1))
             st = self._open[i] = _Open(i, item, (sides[0], sides[1]))
             for s in (0, 1):
                 hit = self.clip_stores[s].get_bytes("clips", st.sides[s].key)

@@ -155,29 +155,12 @@ def _order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
 def _cached_clips(items: Sequence[Item], system: Any, store: Any
                   ) -> list[bytes | None] | None:
     """The system's clips that are already in ``store`` (None where missing), read through
-    the pipeline's own cache keys; None when that cannot be done."""
-    try:
-        from .adapters import system_id
-        from .compare import synthesize_all
-    except ImportError:  # pragma: no cover - the pipeline moved it
-        return None
-    sid = system_id(system)
+    the pipeline's own cache keys; None for a system whose clips are never cached."""
+    from .compare import cached_clips
+
     if not getattr(system, "cache_clips", True):
         return None
-
-    class _Probe:
-        """Stands in for the system: same identity, never synthesises."""
-
-        system_id = sid
-
-        def __call__(self, text: str, instruction: str) -> bytes:
-            raise ConfigError("not synthesising in a dry run")
-
-    try:
-        clips, _ = synthesize_all(items, _Probe(), cache=store, progress=False)
-    except Exception:
-        return None
-    return list(clips)
+    return cached_clips(items, system, store)
 
 
 def _clip_seconds(clip: bytes | None, item: Item) -> float:
@@ -262,13 +245,28 @@ def _count_cached(items: Sequence[Item], cx: Sequence[bytes | None],
                   dims: tuple[str, ...], plan: JudgePlan, prompts: dict[Any, Any]) -> int:
     """Single judgements of one pair already in the cache, keyed exactly as the judge keys
     them (its own prompt and key functions); 0 when the judge does not expose them."""
+    import hashlib
+
+    from .judge import verdict_cache_key
+
     prompt_of = getattr(judge, "_prompt", None)
-    key_of = getattr(judge, "_key", None)
-    if not (callable(prompt_of) and callable(key_of)):
+    if not callable(prompt_of) or not hasattr(judge, "model"):
         return 0
+    temperature = float(getattr(judge, "temperature", 0.0))
+
+    def key_of(prompt: Any, a: bytes, b: bytes, order: str, vote: int) -> str:
+        # The judge keys a single judgement by the sha256 of each clip as given.
+        return verdict_cache_key(
+            clip_a_sha256=hashlib.sha256(a).hexdigest(),
+            clip_b_sha256=hashlib.sha256(b).hexdigest(), dimensions=prompt.dimensions,
+            order=order, vote=vote, model=judge.model, prompt_version=prompt.version,
+            prompt_sha256=prompt.sha256, temperature=temperature)
+
     n = 0
     groups: list[str | tuple[str, ...]] = [dims] if plan.all_at_once else list(dims)
     for it, a, b in zip(items, cx, cy, strict=True):
+        if a is None or b is None:
+            continue
         for g in groups:
             if (it.id, g) not in prompts:
                 prompts[(it.id, g)] = prompt_of(it.text, it.instruction, g, it.category)
@@ -460,17 +458,15 @@ class Leaderboard:
         }
 
     def canaries(self) -> dict[str, Any]:
-        """What the runs report about known-answer canaries (none in this version: then the
-        section says so)."""
-        found: dict[str, Any] = {}
-        for (x, y), h in self.runs.items():
-            c = h.metadata.get("canaries")
-            if c is not None:
-                found[f"{x} vs {y}"] = c
-        if not found:
-            return {"status": "not run", "note": "no known-answer canaries were reported by "
-                    "the runs of this leaderboard"}
-        return {"status": "reported", "runs": found}
+        """The known-answer canaries of the runs: checked once on the shared instruments (the
+        later pairs read them from the cache), or skipped; ``passed`` over every run."""
+        found = {f"{x} vs {y}": h.metadata.get("canaries") for (x, y), h in self.runs.items()}
+        ran = {k: c for k, c in found.items() if isinstance(c, dict) and c.get("ran")}
+        if not ran:
+            return {"status": "not run", "runs": found,
+                    "note": "the known-answer canaries were skipped or had nothing to check"}
+        return {"status": "passed" if all(c.get("passed") for c in ran.values()) else "failed",
+                "runs": found}
 
     def to_dict(self) -> dict[str, Any]:
         """Everything of ``leaderboard.json``."""
@@ -588,6 +584,7 @@ def leaderboard(
     announce: Callable[[str], None] | None = None,
     n_boot: int = BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
+    canaries: bool = True,
 ) -> Leaderboard:
     """Benchmark every system in ``systems`` (name → system) on ``items`` and decide every
     compared pair (all pairs, or with ``anchor`` the anchor against each other system).
@@ -596,10 +593,11 @@ def leaderboard(
     :func:`vocencebench.compare.compare_models` with one cache, so analyses and verdicts are
     shared. Without ``cache`` a temporary one lives for the run. ``announce`` receives the mode
     and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. Other options are
-    those of :func:`vocencebench.benchmark`.
+    those of :func:`vocencebench.benchmark` (``canaries`` runs the known-answer checks once:
+    later pairs read them from the shared cache).
     """
     from .adapters import system_id
-    from .compare import compare_models, status_lines, synthesize_all
+    from .compare import benchmark, status_lines
     from .executor import make_executor
 
     its = list(items)
@@ -636,25 +634,18 @@ def leaderboard(
             if announce is not None:
                 announce(line)
         hits0, misses0 = dict(store.hits), dict(store.misses)
-        timings: dict[str, Any] = {"synthesis_s": {}, "pairs_s": {}}
-        clips: dict[str, list[bytes | None]] = {}
-        fails: dict[str, dict[str, str]] = {}
+        timings: dict[str, Any] = {"pairs_s": {}}
         t_all = time.perf_counter()
-        for name in order:
-            t0 = time.perf_counter()
-            clips[name], fails[name] = synthesize_all(its, systems[name], cache=store,
-                                                      progress=progress, label=name)
-            timings["synthesis_s"][name] = time.perf_counter() - t0
         runs: dict[tuple[str, str], Any] = {}
+        # One cache for every pair: a system's clips are synthesised in its first pair and
+        # read back in the others; analyses and verdicts are keyed by the clips' sha256.
         for x, y in pairs:
             t0 = time.perf_counter()
-            runs[(x, y)] = compare_models(
-                its, clips[x], clips[y], judge, probes=probes, transcriber=transcriber,
+            runs[(x, y)] = benchmark(
+                its, systems[x], systems[y], judge, probes=probes, transcriber=transcriber,
                 labels=(x, y), cache=store, executor=shared, progress=progress,
                 consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
-                all_at_once=all_at_once, registry=registry,
-                synthesis_failures=(fails[x], fails[y]),
-                metadata={"systems": {x: system_id(systems[x]), y: system_id(systems[y])}},
+                all_at_once=all_at_once, registry=registry, canaries=canaries,
             )
             timings["pairs_s"][f"{x} vs {y}"] = time.perf_counter() - t0
         timings["total_s"] = time.perf_counter() - t_all

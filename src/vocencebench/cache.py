@@ -50,6 +50,7 @@ __all__ = [
     "NullCache",
     "cache_key",
     "check_cache",
+    "clip_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,13 @@ CACHE_KIND = "vocencebench-cache"
 TABLES = ("clips", "probes", "transcripts", "verdicts")
 _MARKER = "vocencebench_cache"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def clip_key(system_id: str, item: Any) -> str:
+    """The key of ``system_id``'s clip for ``item`` (an :class:`~vocencebench.schema.Item`):
+    its id, script and instruction — a changed request is a new clip."""
+    return cache_key({"system": system_id, "item": item.id, "text": item.text,
+                      "instruction": item.instruction})
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:

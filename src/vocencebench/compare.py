@@ -27,7 +27,7 @@ from typing import Any
 from . import __version__
 from ._engine import DEFAULT_WINDOW, Engine, RunOptions
 from .adapters import SystemHooks, system_hooks
-from .cache import Cache, NullCache
+from .cache import Cache, NullCache, clip_key
 from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
 from .errors import ConfigError, SynthesisError
 from .executor import Executor, make_executor
@@ -37,7 +37,8 @@ from .schema import INCOMPLETE, Item
 from .stages import BatchedProbe
 from .traits import TRAITS, TraitRegistry
 
-__all__ = ["Head2Head", "benchmark", "compare_models", "status_lines"]
+__all__ = ["Head2Head", "benchmark", "cached_clips", "clip_key", "compare_models",
+           "status_lines"]
 
 Concurrency = int | tuple[int | None, int | None] | None
 
@@ -66,6 +67,22 @@ def status_lines(transcriber: Any, judge: Any, probes: Any,
     else:
         lines.append("PROBES OFF: no objective trait is measured")
     return lines
+
+
+def cached_clips(items: Sequence[Item], system: Callable[[str, str], bytes],
+                 store: Cache) -> list[bytes | None]:
+    """The clips ``system`` already has in ``store`` for ``items`` (None where missing, and
+    everywhere for a system whose clips are never cached); synthesises nothing."""
+    from .adapters import system_id
+
+    if not getattr(system, "cache_clips", True):
+        return [None] * len(items)
+    sid = system_id(system)
+    out: list[bytes | None] = []
+    for it in items:
+        hit = store.get_bytes("clips", clip_key(sid, it))
+        out.append(None if hit is None else hit[0])
+    return out
 
 
 def _open_cache(cache: Cache | str | os.PathLike[str] | None) -> Cache:
