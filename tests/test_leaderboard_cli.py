@@ -196,7 +196,7 @@ def test_outputs_are_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Mon
                                         ) -> None:
     import os
 
-    from vocencebench.board_report import write_atomic
+    from vocencebench.outputs import atomic_write as write_atomic
 
     target = tmp_path / "leaderboard.json"
     write_atomic(target, "old\n")

@@ -162,7 +162,10 @@ def _misspelt_hooks(system: object) -> list[tuple[str, str]]:
     names = [n for n in dir(system) if not n.startswith("_") and n not in SYSTEM_HOOKS]
     out = []
     for n in names:
-        close = difflib.get_close_matches(n, SYSTEM_HOOKS, n=1, cutoff=0.8)
+        # A misspelling is close *and* about as long: ``cache_clip`` for ``cache_clips``, not
+        # an attribute that merely starts the same (``system`` beside ``system_id``).
+        close = [h for h in difflib.get_close_matches(n, SYSTEM_HOOKS, n=1, cutoff=0.85)
+                 if abs(len(h) - len(n)) <= 2]
         if close:
             out.append((n, close[0]))
     return out

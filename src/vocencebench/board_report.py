@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .outputs import atomic_write
 from .schema import dumps_canonical
 from .traits import TRAITS
 
@@ -21,8 +22,7 @@ if TYPE_CHECKING:
     from .board import Leaderboard
     from .ranking import Standings
 
-__all__ = ["render_html", "render_markdown", "render_summary", "save_leaderboard",
-           "write_atomic"]
+__all__ = ["render_html", "render_markdown", "render_summary", "save_leaderboard"]
 
 #: Cell colours by outcome from the row system's point of view.
 OUTCOME_COLOURS = {"win": "#10b981", "loss": "#ef4444", "tie": "#d1d5db",
@@ -32,20 +32,6 @@ PALETTE = ("#2563eb", "#f59e0b", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#e
            "#4b5563")
 _WORD = {"win": "wins", "loss": "loses", "tie": "tie", "incomplete": "INCOMPLETE",
          "not compared": "not compared"}
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _fmt(x: float | None, spec: str = ".3f") -> str:
@@ -380,7 +366,7 @@ def save_leaderboard(lb: Leaderboard, directory: str | os.PathLike[str]) -> Path
     files = lb.scores_files()
     pairs_dir = out / "pairs"
     if combined is not None:
-        write_atomic(out / "scores.jsonl",
+        atomic_write(out / "scores.jsonl",
                      "".join(dumps_canonical(r.to_dict()) + "\n" for r in combined))
         keep: set[Path] = set()
     else:
@@ -389,7 +375,7 @@ def save_leaderboard(lb: Leaderboard, directory: str | os.PathLike[str]) -> Path
         for pair, rel in files.items():
             target = out / rel
             keep.add(target)
-            write_atomic(target, "".join(dumps_canonical(s.to_dict()) + "\n"
+            atomic_write(target, "".join(dumps_canonical(s.to_dict()) + "\n"
                                          for s in lb.runs[pair].samples))
         stale = out / "scores.jsonl"
         if stale.exists():
@@ -399,8 +385,8 @@ def save_leaderboard(lb: Leaderboard, directory: str | os.PathLike[str]) -> Path
             if f not in keep:
                 f.unlink()
     doc: dict[str, Any] = lb.to_dict()
-    write_atomic(out / "leaderboard.md", render_markdown(lb))
-    write_atomic(out / "leaderboard.html", render_html(lb))
-    write_atomic(out / "leaderboard.json",
+    atomic_write(out / "leaderboard.md", render_markdown(lb))
+    atomic_write(out / "leaderboard.html", render_html(lb))
+    atomic_write(out / "leaderboard.json",
                  json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     return out

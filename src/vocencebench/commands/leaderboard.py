@@ -7,9 +7,7 @@
     vocencebench leaderboard --demo             # the offline built-ins
     vocencebench leaderboard --verify DIR       # recompute every published cell, bit for bit
 
-Judge flags: ``--judge`` takes the same spec as ``vocencebench run`` (``none``,
-``gemini[:MODEL]``, ``local:URL#MODEL``); when ``commands/_judge_args.py`` exists its
-``add_judge_arguments`` / ``judge_from_args`` are used instead, so every command shares them.
+Judge flags are the shared ones of ``vocencebench run`` (:mod:`.commands._judge_args`).
 """
 
 from __future__ import annotations
@@ -58,47 +56,21 @@ def parse_named_system(text: str) -> tuple[str, str]:
     return _default_label(text), text
 
 
-def _judge_module() -> Any:
-    """The shared judge flags (``commands/_judge_args.py``) when that module exists."""
-    try:
-        return importlib.import_module("vocencebench.commands._judge_args")
-    except ImportError:
-        return None
-
-
 def _add_judge_flags(p: argparse.ArgumentParser) -> None:
-    shared = _judge_module()
-    if shared is not None:
-        shared.add_judge_arguments(p)
-    have = set(p._option_string_actions)
+    from ._judge_args import add_judge_arguments
+    from .run import _positive_int
 
-    def add(flag: str, **kw: Any) -> None:
-        if flag not in have:
-            p.add_argument(flag, **kw)
-
-    add("--judge", default="none", help="none | gemini[:MODEL] | local:URL#MODEL")
-    add("--judge-rpm", type=float, default=None, metavar="N",
-        help="at most N judge requests per minute (client-side rate limit)")
-    add("--judge-concurrency", type=int, default=4, metavar="N",
-        help="judge calls in flight at once (default 4)")
-    add("--votes", type=int, default=1, help="judge samples per order")
-    add("--all-at-once", action="store_true",
-        help="one judge upload per pair of clips scores every judged dimension")
-    add("--no-swap", action="store_true",
-        help="judge one order only (half the calls; position bias not neutralised)")
-
-
-def _make_judge(args: argparse.Namespace) -> Any:
-    shared = _judge_module()
-    if shared is not None:
-        return shared.judge_from_args(args)
-    from .run import make_judge
-
-    return make_judge(getattr(args, "judge", None),
-                      requests_per_minute=getattr(args, "judge_rpm", None))
+    add_judge_arguments(p)
+    p.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
+    p.add_argument("--all-at-once", action="store_true",
+                   help="one judge upload per pair of clips scores every judged dimension")
+    p.add_argument("--no-swap", action="store_true",
+                   help="judge one order only (half the calls; position bias not neutralised)")
 
 
 def register(sub: Any) -> None:
+    from .run import _positive_int
+
     p = sub.add_parser(
         "leaderboard",
         help="rank N TTS systems: every pair decided by the paired-bootstrap rule",
@@ -122,15 +94,21 @@ def register(sub: Any) -> None:
     p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
     p.add_argument("--holdout-salt", default=None,
                    help="run on the held-out partition defined by this private salt")
-    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+                   help="only the first N items")
     p.add_argument("--out", default=None, help="output directory (default runs/leaderboard)")
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true",
                    help="keep no cache after the run (clips are still shared across pairs)")
-    p.add_argument("--workers", type=int, default=None, help="worker processes for probes")
+    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="worker processes for probes")
     p.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="decide a pair on its complete items when an instrument failed on some")
+    p.add_argument("--skip-canaries", action="store_true",
+                   help="do not check the instruments against the known-answer canaries first")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out that vocencebench did not create")
     p.add_argument("--dry-run", action="store_true",
                    help="print the mode, the judge calls and their estimated cost; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -144,18 +122,16 @@ def register(sub: Any) -> None:
 
 
 def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
-    from ..corpus import load_benchmark, read_corpus, split_holdout
+    from ..corpus import load_corpus, split_holdout
 
     src = args.corpus
-    items = load_benchmark(src) if not Path(src).suffix else read_corpus(src)
+    items = load_corpus(src)  # the one corpus gate: pin and structure
     selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
     if args.holdout_salt:
         split = split_holdout(items, salt=args.holdout_salt)
         items = list(split.heldout)
         selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
     if args.limit is not None:
-        if args.limit < 1:
-            raise ConfigError("--limit must be ≥ 1")
         items = items[: args.limit]
         selection["limit"] = args.limit
     return list(items), selection
@@ -190,9 +166,13 @@ def _err(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..outputs import claim_directory
+
     if args.verify:
         return _verify(args.verify)
     if args.demo:
+        claim_directory(args.out or "runs/demo-leaderboard", kind="leaderboard",
+                        force=args.force)
         lb = demo_leaderboard(out=args.out or "runs/demo-leaderboard", limit=args.limit,
                               workers=args.workers, cache=args.cache, no_cache=args.no_cache,
                               progress=not args.quiet and sys.stderr.isatty(),
@@ -200,16 +180,21 @@ def run(args: argparse.Namespace) -> int:
         print(lb.summary())
         return 0 if lb.complete else EXIT_INCOMPLETE
     from ..board import leaderboard, plan_judge_calls
+    from ..executor import check_workers, validate_executor_spec
+    from ..outputs import claim_directory
+    from ._judge_args import judge_from_args
     from .run import make_transcriber
 
+    validate_executor_spec(args.executor)
+    check_workers(args.workers)
     items, selection = _load_items(args)
     systems = _systems(args.system)
-    judge = _make_judge(args)
+    judge = judge_from_args(args)
     out = Path(args.out or "runs/leaderboard")
+    if not args.dry_run:
+        claim_directory(out, kind="leaderboard", force=args.force)
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
-    consistent = not getattr(args, "no_swap", False)
-    votes = int(getattr(args, "votes", 1) or 1)
-    all_at_once = bool(getattr(args, "all_at_once", False))
+    consistent, votes, all_at_once = not args.no_swap, args.votes, args.all_at_once
     if args.dry_run:
         plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,
                                 consistent=consistent, votes=votes, all_at_once=all_at_once)
@@ -227,9 +212,9 @@ def run(args: argparse.Namespace) -> int:
         transcriber=make_transcriber(args.asr), cache=cache, workers=args.workers,
         executor=args.executor, progress=not args.quiet and sys.stderr.isatty(),
         consistent=consistent, votes=votes,
-        judge_concurrency=int(getattr(args, "judge_concurrency", 4) or 4),
+        judge_concurrency=args.judge_concurrency,
         all_at_once=all_at_once, allow_incomplete=args.allow_incomplete,
-        announce=None if args.quiet else _err,
+        announce=None if args.quiet else _err, canaries=not args.skip_canaries,
     )
     lb.metadata["selection"] = selection
     lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0

@@ -7,11 +7,9 @@ not be decided (an instrument failed on some items), 2 for a usage error (cli.EX
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -19,38 +17,18 @@ from ..errors import ConfigError
 __all__ = ["register"]
 
 
-def _judge_args() -> Any:
-    """The shared judge-flag module when it exists (commands/_judge_args.py), else None."""
-    try:
-        return importlib.import_module("vocencebench.commands._judge_args")
-    except ImportError:
-        return None
-
-
-def _judge(args: argparse.Namespace) -> Any:
-    shared = _judge_args()
-    if shared is not None:
-        return shared.judge_from_args(args)
-    from .run import make_judge
-
-    return make_judge(args.judge, requests_per_minute=getattr(args, "judge_rpm", None))
-
-
 def _items(args: argparse.Namespace) -> list[Any]:
-    from ..corpus import load_benchmark, read_corpus
+    from ..corpus import load_corpus
 
-    src = args.corpus
-    return list(load_benchmark(src) if not Path(src).suffix else read_corpus(src))
+    return list(load_corpus(args.corpus))  # the one corpus gate: pin and structure
 
 
 def _cmd_redteam(args: argparse.Namespace) -> int:
     from ..gaming import attack_names, redteam
+    from ..outputs import claim_directory
+    from ._judge_args import judge_from_args
     from .run import make_transcriber
 
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be ≥ 1")
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers must be ≥ 1")
     attacks = None
     if args.attacks:
         attacks = [a.strip() for a in args.attacks.split(",") if a.strip()]
@@ -58,9 +36,9 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
         if unknown:
             raise ConfigError(f"unknown attack(s) {', '.join(unknown)}; valid: "
                               f"{', '.join(attack_names())}")
-    out = Path(args.out)
     items = _items(args)
-    judge = _judge(args)
+    judge = judge_from_args(args)
+    out = claim_directory(args.out, kind="redteam", force=args.force)
     transcriber = make_transcriber(args.asr)
     if args.classifiers:
         from ..probes import with_classifiers
@@ -83,7 +61,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
             probes=probes, holdout_salt=args.holdout_salt, cache=cache, attacks=attacks,
             limit=args.limit, workers=args.workers, votes=getattr(args, "votes", 1),
             judge_concurrency=getattr(args, "judge_concurrency", 4),
-            progress=not args.quiet,
+            progress=not args.quiet, canaries=not args.skip_canaries,
         )
     finally:
         probe_log.setLevel(level)
@@ -95,6 +73,9 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
+    from ._judge_args import add_judge_arguments
+    from .run import _positive_int
+
     p = sub.add_parser(
         "redteam", help="run the attack catalogue against your instruments",
         description="Run every attack of the catalogue head to head against its base and the "
@@ -109,19 +90,12 @@ def register(sub: Any) -> None:
     p.add_argument("--holdout-salt", default=None, metavar="SALT",
                    help="private salt: the memoriser learns the public part, every duel "
                         "runs on the held-out part")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
                    help="only the first N items (of each partition used)")
     p.add_argument("--attacks", default=None, metavar="A,B",
                    help="only these attacks (comma-separated names)")
-    shared = _judge_args()
-    if shared is not None:
-        shared.add_judge_arguments(p)
-    else:
-        p.add_argument("--judge", default="none", help="none | gemini:MODEL | local:URL#MODEL")
-        p.add_argument("--judge-rpm", type=float, default=None, metavar="N",
-                       help="at most N judge requests per minute")
-    if not any("--votes" in a.option_strings for a in p._actions):
-        p.add_argument("--votes", type=int, default=1, help="judge samples per order")
+    add_judge_arguments(p)
+    p.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
     p.add_argument("--asr", default="none",
                    help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
     p.add_argument("--classifiers", action="store_true",
@@ -131,8 +105,12 @@ def register(sub: Any) -> None:
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true",
                    help="no persistent cache (a temporary one still shares work across duels)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_positive_int, default=None,
                    help="worker processes for the analysis (default: all CPUs)")
+    p.add_argument("--skip-canaries", action="store_true",
+                   help="do not check the instruments against the known-answer canaries first")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out that vocencebench did not create")
     p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")
     p.set_defaults(func=_cmd_redteam)
 

@@ -106,15 +106,14 @@ class RedteamResult:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write redteam.json, redteam.md and redteam.html into ``directory``, each to a
-        temporary name first and then renamed, so a reader never sees a partial file."""
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, text in (("redteam.json", self.to_json()),
-                           ("redteam.md", render_markdown(self)),
-                           ("redteam.html", render_html(self))):
-            _write_atomic(out / name, text)
-        return out
+        """Write redteam.md, redteam.html and then redteam.json into ``directory`` as one set
+        (:func:`vocencebench.outputs.write_set`: each file atomic, the JSON removed first and
+        written last with the sha256 of the other two)."""
+        from ..outputs import write_set
+
+        files = {"redteam.md": render_markdown(self), "redteam.html": render_html(self)}
+        return write_set(directory, files, manifest_name="redteam.json",
+                         manifest=self.to_dict())
 
 
 def load_redteam(path: str | os.PathLike[str]) -> RedteamResult:
@@ -127,19 +126,6 @@ def load_redteam(path: str | os.PathLike[str]) -> RedteamResult:
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read {p}: {exc}") from exc
     return RedteamResult.from_dict(data)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 # ----------------------------------------------------------------------------- rendering

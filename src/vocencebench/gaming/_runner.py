@@ -318,6 +318,7 @@ def redteam(
     all_at_once: bool = False,
     judge_concurrency: int = 4,
     progress: bool | Callable[[str], None] = False,
+    canaries: bool = True,
 ) -> RedteamResult:
     """Run the attack catalogue against the honest ``reference`` with these instruments.
 
@@ -332,6 +333,9 @@ def redteam(
     probes). ``cache``: a path or Cache shared by every duel (default: a temporary file).
     ``attacks``: names from :data:`~vocencebench.gaming.CATALOGUE` (default: all).
     ``progress``: True prints one line per duel to stderr, or a callable receives them.
+    ``canaries``: check the instruments on the known-answer canaries first (once: the later
+    duels read them from the shared cache); an instrument that fails them makes every duel
+    incomplete, so every row says NOT TESTED.
     """
     t_start = time.perf_counter()
     corpus = list(items)
@@ -423,7 +427,8 @@ def redteam(
             h2h = benchmark(its, opponent, attacker, judge, probes=probes,
                             transcriber=transcriber, labels=(opp_label, label), cache=store,
                             executor=exe, progress=False, consistent=consistent, votes=votes,
-                            judge_concurrency=judge_concurrency, all_at_once=all_at_once)
+                            judge_concurrency=judge_concurrency, all_at_once=all_at_once,
+                            canaries=canaries)
             d = _duel(h2h, opponent=which, partition=part)
             timings[f"{label} vs {opp_label} ({part})"] = time.perf_counter() - t
             say(f"  {label:<18} vs {opp_label:<14} [{part}] {d.brief()}")
