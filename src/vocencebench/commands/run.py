@@ -148,6 +148,22 @@ DEMO_SYSTEMS = ("espeak-flat", "espeak-follow")
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ._judge_args import JUDGE_FLAGS
 
+    if args.leaderboard:
+        if args.systems:
+            raise ConfigError("--leaderboard ranks every offline built-in; drop --systems")
+        from ..outputs import claim_directory
+        from .leaderboard import demo_leaderboard
+
+        out = claim_directory(args.out or "runs/demo-leaderboard", kind="leaderboard",
+                              force=args.force)
+        lb = demo_leaderboard(out=out, limit=args.limit, workers=args.workers,
+                              cache=args.cache, no_cache=args.no_cache,
+                              progress=not args.quiet and sys.stderr.isatty(),
+                              announce=None if args.quiet else
+                              (lambda line: print(line, file=sys.stderr)))
+        print(lb.summary())
+        return 0 if lb.complete else EXIT_INCOMPLETE
+
     names = tuple(x.strip() for x in (args.systems or ",".join(DEMO_SYSTEMS)).split(","))
     if len(names) != 2 or not all(names) or names[0] == names[1]:
         raise ConfigError(f"--systems needs two different built-in systems A,B, got "
@@ -238,6 +254,9 @@ def register(sub: Any) -> None:
     demo = sub.add_parser("demo", help="offline duel: espeak-follow vs espeak-flat")
     demo.add_argument("--systems", default=None, metavar="A,B",
                       help="two built-in systems to duel instead (e.g. hibari,hibari-follow)")
+    demo.add_argument("--leaderboard", action="store_true",
+                      help="rank every offline built-in instead (espeak-flat, espeak-follow "
+                           "and, when installed, hibari, hibari-follow)")
     _common(demo)
     demo.set_defaults(func=_cmd_demo)
 
