@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from vocencebench.cli import main
 from vocencebench.compare import Head2Head
 from vocencebench.errors import ConfigError
 from vocencebench.report import load_run, render_html, render_markdown, render_summary, save_run
-from vocencebench.schema import Decision, SampleScore
+from vocencebench.schema import Decision, ProbeResult, SampleScore
 
 FILES = ("scores.jsonl", "run.json", "report.md", "report.html")
 
@@ -222,3 +223,34 @@ def test_unpriced_judge_cost_is_reported_as_unknown(h2h: Head2Head) -> None:
 
     unknown = replace(h2h, metadata={**h2h.metadata, "judge_cost_usd": None})
     assert "judge cost:   unknown" in render_summary(unknown)
+
+
+def test_level_response_shows_a_flat_system_whatever_its_buckets_say() -> None:
+    from dataclasses import replace
+
+    h = make_head2head()
+    lufs_b = {"quiet": -27.0, "normal": -20.5, "loud": -15.5}
+    pairs = []
+    for p in h.pairs:
+        if p.a.failure is not None:
+            pairs.append(p)
+            continue
+        want = p.item.traits["loudness"]
+
+        def put(an: Any, value: float, want: str = want) -> Any:
+            r = ProbeResult("loudness", value, "LUFS", want, 1.0, "loudness@1")
+            return replace(an, probes={**an.probes, "loudness": r})
+
+        # a renders every request at -26 LUFS (labels claim the requested bucket anyway)
+        pairs.append(replace(p, analysis_a=put(p.analysis_a, -26.0),
+                             analysis_b=put(p.analysis_b, lufs_b[want])))
+    flat = replace(h, pairs=tuple(pairs))
+    text = render_summary(flat)
+    assert f"FLAT (measured value does not move with the requested level): {LABELS[0]} " \
+           "loudness (span 0.00 LUFS)" in text
+    assert f"{LABELS[1]} loudness" not in text.split("FLAT")[1].split("\n")[0]
+    md = render_markdown(flat)
+    section = md[md.index("## Measured value per requested level"):md.index("## Failures")]
+    assert "| quiet | -26.00 LUFS ± 0.00" in section
+    assert f"{LABELS[0]} 0.00 LUFS — FLAT | {LABELS[1]} 11." in section  # b moves
+    assert 'class="flat"' in render_html(flat)

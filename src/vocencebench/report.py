@@ -194,6 +194,102 @@ def _failure_lines(h: Head2Head) -> list[str]:
     return out
 
 
+# ----------------------------------------------------------------------------- level response
+
+#: Traits whose raw measured value the reports show per requested level.
+RESPONSE_TRAITS = ("loudness", "pitch", "pace")
+#: A system whose mean value moves less than this between its lowest and highest requested
+#: level is marked FLAT for that trait (LU; semitones for pitch; phones/s): it renders the
+#: levels alike, whatever its buckets say.
+FLAT_SPAN = {"loudness": 3.0, "pitch": 2.0, "pace": 1.5}
+
+
+@dataclass(frozen=True)
+class _Response:
+    trait: str
+    unit: str
+    levels: tuple[str, ...]
+    cells: dict[tuple[str, str], str]  # (system label, level) -> "mean ± sd (n)"
+    span: dict[str, float | None]  # system label -> extreme-level difference of the means
+    flat: dict[str, bool]
+
+
+def _responses(h: Head2Head) -> list[_Response]:
+    """Per trait of :data:`RESPONSE_TRAITS`, the mean measured value per requested level for
+    each system (clips the system produced; unmeasurable ones counted apart)."""
+    from .metrics import level_response
+
+    per_side = {}
+    for side, label in zip(("a", "b"), h.labels, strict=True):
+        rows = [(p.item.traits, getattr(p, f"analysis_{side}").probes) for p in h.pairs
+                if getattr(p, side).failure is None]
+        traits = tuple(t for t in RESPONSE_TRAITS if t in h.registry)
+        per_side[label] = level_response(rows, traits, registry=h.registry)
+    out = []
+    for t in RESPONSE_TRAITS:
+        got = {lab: r[t] for lab, r in per_side.items() if t in r}
+        if not got:
+            continue
+        vocab = list(h.registry.get(t).values)
+        levels = tuple(v for v in vocab if any(s.level == v for r in got.values()
+                                               for s in r.levels))
+        cells: dict[tuple[str, str], str] = {}
+        span: dict[str, float | None] = {}
+        flat: dict[str, bool] = {}
+        unit = next(iter(got.values())).unit
+        for lab, r in got.items():
+            means: list[float] = []
+            for lvl in levels:
+                try:
+                    st = r.get(lvl)
+                except KeyError:
+                    continue
+                if st.mean is None:
+                    cells[(lab, lvl)] = f"— ({st.unmeasurable} unmeasurable)"
+                    continue
+                extra = f", {st.unmeasurable} unmeasurable" if st.unmeasurable else ""
+                shown = (f"{st.mean:.1f} {r.unit} ({st.mean_st:+.1f} st)" if t == "pitch"
+                         and st.mean_st is not None else f"{st.mean:.2f} {r.unit}")
+                cells[(lab, lvl)] = f"{shown} ± {st.sd or 0.0:.2f} (n={st.n}{extra})"
+                # Pitch spans on an absolute semitone scale (the mean F0 itself): the offset
+                # from the requested speaker's reference would mix in the requested gender.
+                means.append(12.0 * math.log2(st.mean) if t == "pitch" and st.mean > 0
+                             else st.mean)
+            span[lab] = (max(means) - min(means)) if len(means) >= 2 else None
+            sp = span[lab]
+            flat[lab] = sp is not None and sp < FLAT_SPAN[t]
+        out.append(_Response(t, "semitones" if t == "pitch" else unit, levels, cells, span,
+                             flat))
+    return out
+
+
+def _response_lines(h: Head2Head) -> list[str]:
+    """Markdown table lines of the level response."""
+    rs = _responses(h)
+    if not rs:
+        return ["No level-controlled trait was measured."]
+    la, lb = h.labels
+    out = ["The mean raw measurement per requested level: a system that follows the request "
+           "moves with it; one that renders every level alike is FLAT, whatever its buckets "
+           "say (spans under "
+           + ", ".join(f"{v:g} {'LU' if t == 'loudness' else 'st' if t == 'pitch' else 'phones/s'}"
+                       f" for {t}" for t, v in FLAT_SPAN.items()) + ").", ""]
+    for r in rs:
+        out += [f"**{r.trait}**", "", f"| requested | {_md(la)} | {_md(lb)} |", "|---|---|---|"]
+        for lvl in r.levels:
+            out.append(f"| {lvl} | {r.cells.get((la, lvl), '—')} | "
+                       f"{r.cells.get((lb, lvl), '—')} |")
+        spans = []
+        for lab in (la, lb):
+            sp = r.span.get(lab)
+            if sp is not None:
+                spans.append(f"{_md(lab)} {sp:.2f} {r.unit}" + (" — FLAT" if r.flat[lab]
+                                                                 else ""))
+        out += [f"| span (highest − lowest level) | {' | '.join(spans)} |" if len(spans) == 2
+                else "", ""]
+    return [x for x in out if x is not None]
+
+
 def render_summary(h: Head2Head) -> str:
     """Plain text: status first, then per-dimension scores, gate, failures, the decision."""
     la, lb = h.labels
@@ -219,6 +315,11 @@ def render_summary(h: Head2Head) -> str:
     ga, gb = _gate_rates(h)
     lines.append("gate pass:    " + ("OFF (no transcriber)" if ga is None and gb is None
                                      else f"{la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}"))
+    flats = [f"{lab} {r.trait} (span {r.span[lab]:.2f} {r.unit})" for r in _responses(h)
+             for lab in h.labels if r.flat.get(lab)]
+    if flats:
+        lines.append("FLAT (measured value does not move with the requested level): "
+                     + ", ".join(flats))
     lines.append("failures:")
     lines += [f"  {x}" for x in _failure_lines(h)]
     if "judge_cost_usd" in m:
@@ -262,6 +363,8 @@ def render_markdown(h: Head2Head) -> str:
     out += ["", "## Intelligibility gate", "",
             "OFF: no transcriber ran." if ga is None and gb is None
             else f"Pass rate: {la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}."]
+    out += ["", "## Measured value per requested level", ""]
+    out += _response_lines(h)
     out += ["", "## Failures", ""]
     out += _failures_markdown(h)
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
@@ -302,6 +405,7 @@ background:#ecfdf5;border:1px solid #10b981}
 .decision.incomplete,.banner{background:#fee2e2;border:1px solid #dc2626}
 .banner{padding:.6rem 1rem;margin:.5rem 0;font-weight:600;border-radius:6px}
 td.why{text-align:left;font-family:monospace;font-size:.8rem}
+b.flat{color:#dc2626}
 .reason{font-family:monospace;font-size:.85rem;white-space:pre-wrap}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
 padding:.25rem .5rem;text-align:right;font-size:.85rem}th{background:#f9fafb}
@@ -458,6 +562,33 @@ def _confusion_html(h: Head2Head) -> str:
     return "".join(out) or "<p>No categorical or ordinal trait was measured.</p>"
 
 
+def _responses_html(h: Head2Head) -> str:
+    rs = _responses(h)
+    if not rs:
+        return "<p>No level-controlled trait was measured.</p>"
+    la, lb = h.labels
+    parts = ['<div class="cmrow">']
+    for r in rs:
+        rows = [f"<div class=\"cm\"><table><caption>{html.escape(r.trait)} ({html.escape(r.unit)})"
+                f"</caption><tr><th>requested</th><th>{html.escape(la)}</th>"
+                f"<th>{html.escape(lb)}</th></tr>"]
+        for lvl in r.levels:
+            rows.append(f"<tr><th>{html.escape(lvl)}</th>"
+                        f"<td>{html.escape(r.cells.get((la, lvl), '—'))}</td>"
+                        f"<td>{html.escape(r.cells.get((lb, lvl), '—'))}</td></tr>")
+        spans = []
+        for lab in (la, lb):
+            sp = r.span.get(lab)
+            flat = r.flat.get(lab)
+            spans.append("—" if sp is None else
+                         f"{sp:.2f}" + (' <b class="flat">FLAT</b>' if flat else ""))
+        rows.append(f"<tr><th>span</th><td>{spans[0]}</td><td>{spans[1]}</td></tr>"
+                    "</table></div>")
+        parts.append("".join(rows))
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def _failures_html(h: Head2Head) -> str:
     f = failure_summary(h)
     if not any(g.items for g in f.systems) and not f.instruments:
@@ -520,6 +651,8 @@ def render_html(h: Head2Head) -> str:
 {_bars_svg(rows, la, lb)}
 {''.join(table)}
 <h2>Intelligibility gate</h2><p>{gate}</p>
+<h2>Measured value per requested level</h2>
+{_responses_html(h)}
 <h2>Failures</h2>
 {_failures_html(h)}
 <h2>Confusion matrices (requested × measured)</h2>
