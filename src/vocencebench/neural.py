@@ -30,7 +30,6 @@ Needs the ``neural`` extra: ``pip install "vocencebench[neural]"``.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -194,16 +193,7 @@ def plan_hibari(traits: Mapping[str, str]) -> HibariPlan:
     from .probes.acoustic import REFERENCE_F0_HZ, age_group
     from .traits import TRAITS
 
-    for name, value in traits.items():
-        trait = TRAITS.get(name)
-        if trait.scoring == "numeric":
-            try:
-                if not math.isfinite(float(value)):
-                    raise ValueError(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"trait {name!r} needs a number, got {value!r}") from None
-        else:
-            trait.check_value(value)
+    TRAITS.check_values(traits)
 
     realised: dict[str, str] = {}
     approx: dict[str, str] = {}

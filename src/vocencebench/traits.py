@@ -15,6 +15,7 @@ Scoring kinds and their desirability d ∈ [0, 1] (see ``decide.desirability``):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -213,6 +214,21 @@ class TraitRegistry:
     def copy(self) -> TraitRegistry:
         """An independent registry with the same traits (for extending without side effects)."""
         return TraitRegistry(self._traits.values())
+
+    def check_values(self, traits: Mapping[str, str]) -> None:
+        """Raise ConfigError unless every trait named in ``traits`` is registered and its value
+        valid (a number for numeric traits, a reference level otherwise); absent traits are
+        fine (the caller fills them in)."""
+        for name, value in traits.items():
+            trait = self.get(name)
+            if trait.scoring == "numeric":
+                try:
+                    if not math.isfinite(float(value)):
+                        raise ValueError(value)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"trait {name!r} needs a number, got {value!r}") from None
+            else:
+                trait.check_value(value)
 
     def validate_request(self, traits: dict[str, str]) -> None:
         """Raise ConfigError unless ``traits`` names every registered trait with a valid value."""

@@ -317,16 +317,7 @@ def plan_voice(traits: Mapping[str, str], *, seed: int = RAND_SEED) -> VoicePlan
     """
     from .traits import TRAITS
 
-    for name, value in traits.items():
-        trait = TRAITS.get(name)
-        if trait.scoring == "numeric":
-            try:
-                if not math.isfinite(float(value)):
-                    raise ValueError(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"trait {name!r} needs a number, got {value!r}") from None
-        else:
-            trait.check_value(value)
+    TRAITS.check_values(traits)
 
     realised: dict[str, str] = {}
     approx: dict[str, str] = {}

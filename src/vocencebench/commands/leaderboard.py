@@ -122,19 +122,9 @@ def register(sub: Any) -> None:
 
 
 def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
-    from ..corpus import load_corpus, split_holdout
+    from .run import load_items
 
-    src = args.corpus
-    items = load_corpus(src)  # the one corpus gate: pin and structure
-    selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
-    if args.holdout_salt:
-        split = split_holdout(items, salt=args.holdout_salt)
-        items = list(split.heldout)
-        selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
-    if args.limit is not None:
-        items = items[: args.limit]
-        selection["limit"] = args.limit
-    return list(items), selection
+    return load_items(args)  # the same gate, hold-out split and limit as `run`
 
 
 def _systems(specs: list[str]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from ..cli import EXIT_INCOMPLETE
 from ..errors import ConfigError
 from ..schema import INCOMPLETE
 
-__all__ = ["make_judge", "make_transcriber", "register"]
+__all__ = ["load_items", "make_judge", "make_transcriber", "register"]
 
 
 def make_judge(spec: str | None, *, requests_per_minute: float | None = None) -> Any:
@@ -28,7 +28,7 @@ def make_transcriber(spec: str | None) -> Any:
     return specs.build("transcriber", spec)
 
 
-def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+def load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     """The items to run, and what the report should say about their selection."""
     from ..corpus import load_corpus, split_holdout
 
@@ -68,7 +68,7 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
 
     validate_executor_spec(args.executor)
     check_workers(args.workers)
-    items, selection = _load_items(args)
+    items, selection = load_items(args)
     model_a = parse_system_spec(args.system_a)
     model_b = parse_system_spec(args.system_b)
     label_a = args.label_a or _default_label(args.system_a)
