@@ -339,8 +339,14 @@ def _canary_status(meta: Mapping[str, Any] | None) -> str:
     passed = sum(bool(c.get("passed")) for c in required)
     what = ", ".join(str(x) for x in report.get("instruments", ())) or "the instruments"
     head = f"canaries: {'PASSED' if meta.get('passed') else 'FAILED'}"
-    return (f"{head} — {passed}/{len(required)} known-answer checks of {what}" if required
+    line = (f"{head} — {passed}/{len(required)} known-answer checks of {what}" if required
             else f"{head} — known-answer checks of {what}")
+    rates = [(name, report.get(key)) for name, key in
+             (("judge prefers the clean clip", "judge_clean_rate"),
+              ("order flips", "judge_order_flip_rate"),
+              ("unparsable answers", "judge_unparsable_rate"))]
+    shown = [f"{name} {100 * v:.0f} %" for name, v in rates if isinstance(v, int | float)]
+    return line + (f"; {', '.join(shown)}" if shown else "")
 
 
 def _report_dict(report: Any) -> Any:

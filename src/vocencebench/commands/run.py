@@ -104,6 +104,12 @@ def _execute(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
               f"(cache: {cache or 'off'})", file=sys.stderr)
+    from ..executor import capped_workers
+
+    if args.executor in (None, "", "local") and args.workers is not None:
+        _, note = capped_workers(args.workers, 2 * len(items))
+        if note:
+            print(f"vocencebench: {note}", file=sys.stderr)
     if args.skip_canaries:
         print("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
               "not checked against known answers", file=sys.stderr)
