@@ -88,6 +88,13 @@ if __name__ == "__main__":
 """
 
 
+def _as_in_a_terminal() -> None:
+    # A test runner started in the background of a non-interactive shell (`make test &`, CI)
+    # inherits SIGINT ignored, and Python keeps an ignored SIGINT: the run would never see
+    # the Ctrl-C this test sends. A terminal's foreground job has the default disposition.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp: Path, phase: str) -> tuple[subprocess.Popen[bytes], Path]:
     (tmp / "slowasr.py").write_text(_SLOW_ASR)
     (tmp / "run.py").write_text(_RUN)
@@ -96,7 +103,7 @@ def _start(tmp: Path, phase: str) -> tuple[subprocess.Popen[bytes], Path]:
     with open(err, "wb") as f:
         proc = subprocess.Popen([sys.executable, str(tmp / "run.py"), phase,
                                  str(tmp / "cache.sqlite")], env=env, stdout=subprocess.PIPE,
-                                stderr=f, start_new_session=True)
+                                stderr=f, start_new_session=True, preexec_fn=_as_in_a_terminal)
     return proc, err
 
 
