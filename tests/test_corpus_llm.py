@@ -1,9 +1,12 @@
-"""corpus_llm against a real OpenAI-compatible HTTP server on 127.0.0.1."""
+"""corpus_llm against a real OpenAI-compatible HTTP server on 127.0.0.1.
+
+Waits between HTTP attempts go to an injected ``sleep`` that records them (no real waiting)."""
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from judge_fakes import Call, FakeJudgeServer, Reply
 from vocencebench.corpus import balanced_assignment, load_benchmark
 from vocencebench.corpus_llm import LLMCorpusWriter, generate_llm_corpus
 from vocencebench.errors import ConfigError, CorpusError
@@ -92,7 +96,8 @@ class _Server:
 @pytest.fixture
 def server() -> Iterator[_Server]:
     s = _Server()
-    t = threading.Thread(target=s.httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=s.httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                         daemon=True)
     t.start()
     try:
         yield s
@@ -129,9 +134,141 @@ def test_generator_gives_up_without_leaking_the_key(server: _Server) -> None:
 
 def test_server_errors_are_retried(server: _Server) -> None:
     server.fail_first_http = 1
-    writer = LLMCorpusWriter(base_url=server.url, model="m", api_key=None)
-    items = writer.write(balanced_assignment(16, 2)[:1])
+    writer = LLMCorpusWriter(base_url=server.url, model="m", api_key=None, backoff_s=2.0)
+    slept: list[float] = []
+    items = writer.write(balanced_assignment(16, 2)[:1], sleep=slept.append)
     assert len(items) == 1 and "Authorization" not in server.headers[0]
+    # one 503, then the two answers of _Server; the wait is the shared layer's jittered backoff
+    assert len(server.requests) == 3 and len(slept) == 1 and 1.0 <= slept[0] <= 2.0
+
+
+# ------------------------------------------------------------ the shared HTTP layer (issue 11)
+
+
+def _chat_reply(call: Call) -> Reply:
+    """A valid item for the persona in the request, in an OpenAI chat envelope."""
+    persona = call.body["messages"][1]["content"]
+    return Reply(body={"choices": [{"index": 0, "message": {
+        "role": "assistant", "content": json.dumps(_good(persona, call.index))}}]})
+
+
+def _then_valid(*first: Reply) -> Any:
+    def respond(call: Call) -> Reply:
+        return first[call.index] if call.index < len(first) else _chat_reply(call)
+    return respond
+
+
+@pytest.mark.parametrize("headers", [{"Retry-After": "7"}, {"retry-after-ms": "2500"}])
+def test_a_rate_limit_waits_what_the_server_asks_then_succeeds(headers: dict[str, str]) -> None:
+    limited = Reply(status=429, body={"error": {"message": "Rate limit reached"}},
+                    headers=headers)
+    slept: list[float] = []
+    with FakeJudgeServer("raw", _then_valid(limited, limited)) as srv:
+        writer = LLMCorpusWriter(base_url=srv.url + "/v1", model="m", api_key=KEY)
+        items = writer.write(balanced_assignment(16, 3)[:1], sleep=slept.append)
+    assert len(items) == 1 and len(srv.calls) == 3
+    wait = 7.0 if "Retry-After" in headers else 2.5
+    assert slept == [wait, wait]  # the server's wait, not the backoff (1 s, 2 s)
+    assert all(c.path == "/v1/chat/completions" for c in srv.calls)
+    assert srv.calls[2].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize(("reply", "says"), [
+    (Reply(status=401, body={"error": {"message": "Incorrect API key provided: sk-…****cdef",
+                                       "type": "invalid_request_error"}}), "check the API key"),
+    (Reply(status=404, body={"error": {"message": "The model `m` does not exist"}}),
+     "check the model name"),
+    (Reply(status=429, body={"error": {"message": "You exceeded your current quota",
+                                       "type": "insufficient_quota",
+                                       "code": "insufficient_quota"}}), "no quota left"),
+])
+def test_a_refusal_fails_fast_after_one_call(reply: Reply, says: str) -> None:
+    slept: list[float] = []
+    with FakeJudgeServer("raw", lambda call: reply) as srv:
+        writer = LLMCorpusWriter(base_url=srv.url + "/v1", model="m", api_key=KEY)
+        with pytest.raises(CorpusError, match=says) as err:
+            writer.write(balanced_assignment(16, 3)[:2], sleep=slept.append)
+    assert err.value.fatal and len(srv.calls) == 1 and slept == []
+    assert "****cdef" not in str(err.value) and KEY not in str(err.value)
+
+
+def test_gives_up_after_its_http_retries_with_the_servers_reason() -> None:
+    down = Reply(status=503, body={"error": {"message": "model is loading"}})
+    slept: list[float] = []
+    with FakeJudgeServer("raw", lambda call: down) as srv:
+        writer = LLMCorpusWriter(base_url=srv.url + "/v1", model="m", http_retries=2)
+        with pytest.raises(CorpusError, match="HTTP 503 after 3 attempts") as err:
+            writer.write(balanced_assignment(16, 3)[:1], sleep=slept.append)
+    assert not err.value.fatal and len(srv.calls) == 3 and len(slept) == 2
+    assert "model is loading" in str(err.value)
+
+
+_PW, _QKEY = "pw-LLM-SECRET-12345678", "Q-LLM-SECRET-87654321"
+
+
+def _echo_401(call: Call) -> Reply:
+    return Reply(status=401, body={"error": {"message": "bad key", "headers": call.headers,
+                                             "path": call.path}})
+
+
+def _echo_200(call: Call) -> Reply:
+    return Reply(body={"unexpected": call.headers, "path": call.path})
+
+
+def _null_content(call: Call) -> Reply:
+    return Reply(body={"choices": [{"message": {"content": None}}],
+                       "request": {"headers": call.headers, "path": call.path}})
+
+
+def _dead_host() -> str:
+    with socket.socket() as s:  # bound and closed: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def _assert_no_credentials(err: CorpusError, writer: LLMCorpusWriter, host: str) -> None:
+    for text in (str(err), repr(err), repr(writer)):
+        for secret in (KEY, _PW, _QKEY):
+            assert secret not in text, (secret, text)
+    # The endpoint is still named, only without its credentials.
+    assert f"http://{host}/v1/chat/completions?api-version=2024-06-01" in str(err)
+
+
+def _url(host: str) -> str:
+    return f"http://bob:{_PW}@{host}/v1?api_key={_QKEY}&api-version=2024-06-01"
+
+
+@pytest.mark.parametrize("respond", [_echo_401, _echo_200, _null_content],
+                         ids=["401-echo", "200-not-chat", "null-content"])
+def test_credentials_in_the_url_never_reach_the_error_text(respond: Any) -> None:
+    with FakeJudgeServer("raw", respond) as srv:
+        host = srv.url.removeprefix("http://")
+        writer = LLMCorpusWriter(base_url=_url(host), model="m", api_key=KEY)
+        with pytest.raises(CorpusError) as err:
+            writer.write(balanced_assignment(16, 3)[:1], sleep=lambda s: None)
+    _assert_no_credentials(err.value, writer, host)
+    # the query (the server's own key scheme) still arrives, after the path
+    assert srv.calls[0].path == f"/v1/chat/completions?api_key={_QKEY}&api-version=2024-06-01"
+
+
+def test_an_endpoint_that_never_answers_fails_fast_without_credentials() -> None:
+    host = _dead_host()
+    writer = LLMCorpusWriter(base_url=_url(host), model="m", api_key=KEY)
+    slept: list[float] = []
+    with pytest.raises(CorpusError, match="never answered") as err:
+        writer.write(balanced_assignment(16, 3)[:2], sleep=slept.append)
+    assert err.value.fatal and slept == []  # a wrong URL or port is not retried
+    _assert_no_credentials(err.value, writer, host)
+
+
+def test_bad_settings_fail_before_any_call() -> None:
+    with pytest.raises(ConfigError, match="http") as err:
+        LLMCorpusWriter(base_url=f"ftp://u:{_PW}@h/v1", model="m")
+    assert _PW not in str(err.value)
+    with pytest.raises(ConfigError, match="max_retries"):
+        LLMCorpusWriter(base_url="http://127.0.0.1:9/v1", model="m", http_retries=-1)
+    with pytest.raises(ConfigError, match="timeout_s"):
+        LLMCorpusWriter(base_url="http://127.0.0.1:9/v1", model="m", timeout_s=0)
 
 
 def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

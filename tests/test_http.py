@@ -1,7 +1,8 @@
 """The shared HTTP layer (vocencebench._http) against real misbehaving servers on 127.0.0.1.
 
 Waits between attempts go to an injected ``sleep`` that records them; the only wall-clock
-measurement is the upper bound of the per-attempt deadline against a trickling server.
+measurement is the per-attempt deadline against a trickling server: never before the deadline
+(load only makes that later) and at most 1 s after it per attempt (see ``LATE_S``).
 """
 
 from __future__ import annotations
@@ -206,27 +207,54 @@ def test_a_server_that_answered_before_is_retried_after_a_refusal() -> None:
 
 # ---------------------------------------------------------------- deadline, body cap
 
+#: What a deadline may be late by, per attempt: the issue's "deadline ± 1 s". Each test first
+#: makes one normal request, so one-time costs (lazy imports, the TLS context, the pool) are
+#: not in the measured interval; what is left per attempt is connecting, sending and unwinding
+#: the timeout (and, on the async path, a new connection pool per call). Measured late by
+#: 1–20 ms sync and 120–160 ms async, idle or at load average 8 on a 2-core machine; without
+#: the warm-up a first call was up to 0.8 s late under that load. Hence 1 s per attempt, not a
+#: single 1 s for a call that makes several.
+LATE_S = 1.0
+#: A deadline cannot fire early (the attempt starts after t0, and socket and event-loop
+#: timeouts round up), so only float noise may separate the cut from ``timeout_s``; load only
+#: makes it later.
+EARLY_S = 0.01
 
-@pytest.mark.parametrize("what", ["body", "headers"])
-def test_a_trickling_server_is_cut_at_the_deadline(what: str) -> None:
-    # 400 bytes at one every 50 ms would take 20 s; the attempt has 1 s.
+
+def assert_cut_at_deadline(elapsed: float, timeout_s: float, *, attempts: int) -> None:
+    """``elapsed`` (s, for ``attempts`` attempts whose waits went to a fake sleep) is within
+    the deadline: no earlier than ``attempts · timeout_s``, no later than ``+1 s`` each."""
+    assert attempts * timeout_s - EARLY_S <= elapsed <= attempts * (timeout_s + LATE_S), (
+        elapsed, timeout_s, attempts)
+
+
+@pytest.mark.parametrize(("what", "retries"), [("body", 0), ("headers", 0), ("body", 1)])
+def test_a_trickling_server_is_cut_at_the_deadline(what: str, retries: int) -> None:
+    # 400 bytes at one every 50 ms would take 20 s; each attempt has 1 s, its own full second
+    # (a retry does not inherit what the first attempt left).
     body = {"pad": "x" * 400}
-    reply = Reply(body=body, trickle_s=0.05) if what == "headers" else Reply(body=body)
 
     def respond(call: Call) -> Reply:
-        if what == "body":
+        if call.index == 0:  # the warm-up request
+            return OK
+        if what == "body":  # status and headers at once, then the body byte by byte
             return Reply(raw=json.dumps(body).encode(), trickle_s=0.05)
-        return reply
+        return Reply(body=body, trickle_s=0.05)  # the status line already trickles
 
+    timeout_s = 1.0
+    slept: list[float] = []
     with FakeJudgeServer("raw", respond) as srv:
-        c = client(retries=0, timeout_s=1.0)
+        c = client(retries=retries, timeout_s=timeout_s, slept=slept)
+        assert post(c, srv).json() == {"ok": True}
         t0 = time.monotonic()
         with pytest.raises(HTTPFailure, match="1 s deadline") as err:
             post(c, srv)
         elapsed = time.monotonic() - t0
         c.close()
+    attempts = retries + 1
     assert err.value.reason == "deadline" and not err.value.fatal
-    assert elapsed < 1.0 + 1.0 + 2.0  # deadline + 1 s, plus slack for a loaded machine
+    assert err.value.calls == attempts == len(srv.calls) - 1 and len(slept) == retries
+    assert_cut_at_deadline(elapsed, timeout_s, attempts=attempts)
 
 
 def test_async_trickle_is_cut_at_the_deadline() -> None:
@@ -234,16 +262,29 @@ def test_async_trickle_is_cut_at_the_deadline() -> None:
         return None
 
     def respond(call: Call) -> Reply:
+        if call.index == 0:  # the warm-up request
+            return OK
         return Reply(raw=b"{" + b" " * 400 + b"}", trickle_s=0.05)
 
+    timeout_s, retries = 1.0, 0
     with FakeJudgeServer("raw", respond) as srv:
-        c = HttpClient("svc", timeout_s=1.0, retry=RetryPolicy(max_retries=0),
+        c = HttpClient("svc", timeout_s=timeout_s, retry=RetryPolicy(max_retries=retries),
                        async_sleep=fake_sleep)
-        t0 = time.monotonic()
-        with pytest.raises(HTTPFailure, match="deadline"):
-            asyncio.run(c.arequest("POST", srv.url + "/x", json={}))
-        elapsed = time.monotonic() - t0
-    assert elapsed < 1.0 + 1.0 + 2.0
+
+        async def warm_then_trickle() -> None:
+            await c.arequest("POST", srv.url + "/x", json={})
+            t0 = time.monotonic()  # in the loop: its start-up is not the deadline's
+            try:
+                await c.arequest("POST", srv.url + "/x", json={})
+            finally:
+                elapsed.append(time.monotonic() - t0)
+
+        elapsed: list[float] = []
+        with pytest.raises(HTTPFailure, match="deadline") as err:
+            asyncio.run(warm_then_trickle())
+    attempts = retries + 1
+    assert err.value.calls == attempts == len(srv.calls) - 1
+    assert_cut_at_deadline(elapsed[0], timeout_s, attempts=attempts)
 
 
 def test_body_cap_stops_reading() -> None:

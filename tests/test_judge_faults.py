@@ -384,18 +384,26 @@ def test_judge_reused_across_two_with_cache_copies(tmp_path: Path) -> None:
 def test_a_trickling_judge_is_cut_at_the_deadline() -> None:
     def respond(call: Call) -> Reply:
         r = prefers(CLIP_X)(call)
-        r.trickle_s = 0.05  # ~600 bytes: 30 s if the deadline were per read
+        if call.index > 0:  # after the warm-up call, which keeps one-time costs unmeasured
+            r.trickle_s = 0.05  # ~600 bytes: 30 s if the deadline were per read
         return r
 
+    timeout_s, retries = 1.0, 0
     with FakeJudgeServer("gemini", respond) as srv:
-        judge = judge_for("gemini", srv, timeout_s=1.0, max_retries=0)
+        judge = judge_for("gemini", srv, timeout_s=timeout_s, max_retries=retries)
+        assert compare(judge, consistent=False).winner == "a"
         t0 = time.monotonic()
         with pytest.raises(JudgeError, match="1 s deadline") as err:
-            compare(judge, consistent=False)
+            compare(judge, consistent=False)  # one order: one judgement, one HTTP call
         elapsed = time.monotonic() - t0
         judge.close()
     assert not err.value.fatal
-    assert elapsed < 1.0 + 1.0 + 2.0  # deadline + 1 s, plus slack for a loaded machine
+    attempts = retries + 1
+    assert len(srv.calls) == 1 + attempts
+    # Never before the deadline (it cannot fire early; load only makes it later), at most 1 s
+    # after it per attempt: t0 also covers building the prompt and encoding both clips, which
+    # a loaded 2-core machine stretches (see LATE_S in tests/test_http.py for measurements).
+    assert attempts * timeout_s - 0.01 <= elapsed <= attempts * (timeout_s + 1.0), elapsed
 
 
 def test_echoed_masked_key_and_url_credentials_never_leak() -> None:

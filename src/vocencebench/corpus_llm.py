@@ -12,21 +12,32 @@ Configuration comes from arguments, else the environment: ``VOCENCE_LLM_BASE_URL
 ``OPENAI_BASE_URL``), ``VOCENCE_LLM_MODEL``, and the key from ``VOCENCE_LLM_API_KEY`` or
 ``OPENAI_API_KEY``. The key is sent only in the ``Authorization`` header; it never appears in
 an error message, a log line or a ``repr``.
+
+Requests go through the shared HTTP layer (:mod:`vocencebench._http`), like the judge's and the
+transcriber's: ``timeout_s`` is the total deadline of one attempt; 408, 429, 5xx, network
+errors and truncated answers are retried ``http_retries`` times with jittered backoff from
+``backoff_s`` seconds, waiting what the server asks for (``Retry-After``, ``retry-after-ms``)
+instead; 400/401/403/404, a per-day or exhausted quota and a server that never answered stop at
+once with a fatal :class:`~vocencebench.errors.CorpusError` after one call. The endpoint is
+shown only without credentials (no ``user:password@``, no ``?key=``), and every server text is
+redacted.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
+from ._http import HttpClient, HTTPFailure, RetryPolicy, join_url
 from .corpus import (
     CORPUS_SEED,
     Assignment,
@@ -36,6 +47,7 @@ from .corpus import (
     freeze,
 )
 from .errors import ConfigError, CorpusError
+from .redact import redact, register_secret, register_url_secrets, safe_url
 from .schema import Item
 from .traits import TRAITS, TraitRegistry
 
@@ -70,9 +82,12 @@ def _env(*names: str) -> str | None:
 class LLMCorpusWriter:
     """Client for one OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``base_url`` is the API root (``.../v1``); ``timeout_s`` the per-request timeout in
-    seconds; ``max_attempts`` how many answers one item may take before it fails;
-    ``temperature`` the sampling temperature (0–2). The API key is hidden from ``repr``.
+    ``base_url`` is the API root (``.../v1``); ``timeout_s`` the total deadline of one HTTP
+    attempt in seconds; ``http_retries`` the extra HTTP attempts after a retryable failure
+    (408/429/5xx, network, deadline), ``backoff_s`` the first backoff step (doubling, capped at
+    30 s, unless the server names a wait); ``max_attempts`` how many answers one item may take
+    before it fails validation; ``temperature`` the sampling temperature (0–2). The API key and
+    any credentials in ``base_url`` are hidden from ``repr`` and from every error.
     """
 
     base_url: str
@@ -82,6 +97,31 @@ class LLMCorpusWriter:
     max_attempts: int = 4
     temperature: float = 0.8
     http_retries: int = 3
+    backoff_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        register_secret(self.api_key)
+        register_url_secrets(self.base_url)
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"the LLM endpoint must be an http(s) URL such as "
+                              f"http://host:8000/v1, got {safe_url(self.base_url)!r}")
+        if not self.model:
+            raise ConfigError("no LLM model: pass model= or set VOCENCE_LLM_MODEL")
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \
+                or self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be an integer >= 1, got {self.max_attempts!r}")
+        if not (isinstance(self.timeout_s, int | float) and not isinstance(self.timeout_s, bool)
+                and math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise ConfigError(f"timeout_s must be a positive number of seconds, got "
+                              f"{self.timeout_s!r}")
+        self._retry_policy()  # validates http_retries and backoff_s now, not at the first call
+
+    def __repr__(self) -> str:
+        return (f"LLMCorpusWriter(base_url={safe_url(self.base_url)!r}, model={self.model!r}, "
+                f"timeout_s={self.timeout_s!r}, max_attempts={self.max_attempts!r}, "
+                f"temperature={self.temperature!r}, http_retries={self.http_retries!r}, "
+                f"backoff_s={self.backoff_s!r})")
 
     @classmethod
     def from_env(cls, *, base_url: str | None = None, model: str | None = None,
@@ -99,33 +139,45 @@ class LLMCorpusWriter:
 
     # -- HTTP --------------------------------------------------------------------------
 
-    def _chat(self, client: httpx.Client, messages: list[dict[str, str]]) -> str:
+    def _retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(max_retries=self.http_retries, backoff_s=self.backoff_s,
+                           max_backoff_s=max(self.backoff_s, 30.0))
+
+    def http_client(self, *, transport: httpx.BaseTransport | None = None,
+                    sleep: Callable[[float], None] | None = None) -> HttpClient:
+        """The shared-layer client this writer sends through (close it when done).
+        ``transport`` replaces the network and ``sleep`` the waits between attempts (tests)."""
+        return HttpClient("corpus LLM", timeout_s=self.timeout_s, retry=self._retry_policy(),
+                          max_body_bytes=5_000_000, secrets=[self.api_key],
+                          transport=transport, sleep=sleep)
+
+    def _chat(self, http: HttpClient, messages: list[dict[str, str]]) -> str:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
-        url = self.base_url.rstrip("/") + "/chat/completions"
-        last = ""
-        for attempt in range(self.http_retries + 1):
-            try:
-                r = client.post(url, json=body, headers=headers, timeout=self.timeout_s)
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}"
-            else:
-                if r.status_code == 200:
-                    try:
-                        return str(r.json()["choices"][0]["message"]["content"])
-                    except (ValueError, KeyError, IndexError, TypeError):
-                        raise CorpusError(f"{url} answered 200 without an OpenAI-style "
-                                          "choices[0].message.content") from None
-                if r.status_code not in (408, 429) and r.status_code < 500:
-                    raise CorpusError(f"{url} refused the request: HTTP {r.status_code}; check "
-                                      "the model name and the API key")
-                last = f"HTTP {r.status_code}"
-            if attempt < self.http_retries:
-                time.sleep(min(8.0, 0.5 * 2**attempt))
-        raise CorpusError(f"{url} failed {self.http_retries + 1} times (last: {last}); is the "
-                          "server up?")
+        # join_url keeps a query string (Azure's ?api-version=) after the path, not inside it.
+        url = join_url(self.base_url, "/chat/completions")
+        try:
+            resp = http.request("POST", url, json=body, headers=headers)
+        except HTTPFailure as exc:
+            # The layer's text already names the cleaned URL, the redacted answer and a hint.
+            raise CorpusError(redact(exc, limit=None), fatal=exc.fatal) from None
+        try:
+            content = resp.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise CorpusError(
+                f"corpus LLM: {safe_url(url)} answered HTTP {resp.status} without an "
+                f"OpenAI-style choices[0].message.content: {redact(resp.text, limit=200)!r}; "
+                "is it a chat-completions endpoint?") from None
+        if not isinstance(content, str):
+            # null content: a refusal, a tool call, or reasoning that used every token. Asking
+            # again with the same prompt would be billed for the same outcome.
+            raise CorpusError(
+                f"corpus LLM: {safe_url(url)} answered without text content "
+                f"({redact(resp.text, limit=200)!r}); check the model (a reasoning model may "
+                "need a larger output budget on the server)")
+        return content
 
     # -- items -------------------------------------------------------------------------
 
@@ -150,14 +202,15 @@ class LLMCorpusWriter:
             raise ValueError('the object needs string fields "instruction" and "text"')
         return obj
 
-    def write_item(self, client: httpx.Client, a: Assignment, *, seen: set[str],
+    def write_item(self, http: HttpClient, a: Assignment, *, seen: set[str],
                    registry: TraitRegistry = TRAITS) -> Item:
-        """One validated item for slot ``a``; ``seen`` holds script keys already used."""
+        """One validated item for slot ``a`` (sent through ``http``, see
+        :meth:`http_client`); ``seen`` holds script keys already used."""
         messages = [{"role": "system", "content": _SYSTEM},
                     {"role": "user", "content": self._persona(a)}]
         complaints: list[str] = []
         for _ in range(self.max_attempts):
-            answer = self._chat(client, messages)
+            answer = self._chat(http, messages)
             try:
                 obj = self._parse(answer)
             except ValueError as exc:
@@ -182,12 +235,17 @@ class LLMCorpusWriter:
 
     def write(self, assignments: Sequence[Assignment], *,
               registry: TraitRegistry = TRAITS,
-              transport: httpx.BaseTransport | None = None) -> list[Item]:
-        """Validated items for every slot of ``assignments``, in order."""
+              transport: httpx.BaseTransport | None = None,
+              sleep: Callable[[float], None] | None = None) -> list[Item]:
+        """Validated items for every slot of ``assignments``, in order (``transport`` and
+        ``sleep`` as in :meth:`http_client`)."""
         seen: set[str] = set()
-        with httpx.Client(transport=transport) as client:
-            return [self.write_item(client, a, seen=seen, registry=registry)
+        http = self.http_client(transport=transport, sleep=sleep)
+        try:
+            return [self.write_item(http, a, seen=seen, registry=registry)
                     for a in assignments]
+        finally:
+            http.close()
 
 
 def generate_llm_corpus(
