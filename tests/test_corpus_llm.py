@@ -243,7 +243,7 @@ def _url(host: str) -> str:
 def test_credentials_in_the_url_never_reach_the_error_text(respond: Any) -> None:
     with FakeJudgeServer("raw", respond) as srv:
         host = srv.url.removeprefix("http://")
-        writer = LLMCorpusWriter(base_url=_url(host), model="m", api_key=KEY)
+        writer = LLMCorpusWriter(base_url=_url(host), model="m")  # a password or a key: not both
         with pytest.raises(CorpusError) as err:
             writer.write(balanced_assignment(16, 3)[:1], sleep=lambda s: None)
     _assert_no_credentials(err.value, writer, host)
@@ -253,7 +253,7 @@ def test_credentials_in_the_url_never_reach_the_error_text(respond: Any) -> None
 
 def test_an_endpoint_that_never_answers_fails_fast_without_credentials() -> None:
     host = _dead_host()
-    writer = LLMCorpusWriter(base_url=_url(host), model="m", api_key=KEY)
+    writer = LLMCorpusWriter(base_url=_url(host), model="m")  # a password or a key: not both
     slept: list[float] = []
     with pytest.raises(CorpusError, match="never answered") as err:
         writer.write(balanced_assignment(16, 3)[:2], sleep=slept.append)

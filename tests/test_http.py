@@ -310,7 +310,7 @@ def test_echoed_credentials_never_reach_the_error_text() -> None:
         base = srv.url.replace("http://", f"http://bob:{url_secret}@")
         with pytest.raises(HTTPFailure) as err:
             c.request("POST", base + "/v1/x?api_key=QUERY-SECRET-123456&model=m", json={},
-                      headers={"authorization": f"Bearer {KEY}"})
+                      headers={"x-request-note": KEY})
     text = f"{err.value} {err.value.body} {err.value.args!r} {c!r}"
     for secret in (KEY, "****cdef", url_secret, "QUERY-SECRET-123456"):
         assert secret not in text
@@ -318,6 +318,22 @@ def test_echoed_credentials_never_reach_the_error_text() -> None:
     # the request still carried credentials (httpx turns URL userinfo into Basic auth)
     assert srv.calls[0].headers["authorization"].startswith("Basic ")
     assert srv.calls[0].headers["authorization"].split()[1] not in text
+
+
+def test_a_url_password_and_an_api_key_together_are_refused_before_any_call() -> None:
+    # httpx would send the URL's user:password as Basic auth *instead of* the Bearer key:
+    # every call a 401 whose cause the user cannot see.
+    url_secret = "pw-SECRET-11223344"
+    with FakeJudgeServer("raw", lambda call: Reply(status=200, body={})) as srv:
+        c = client()
+        base = srv.url.replace("http://", f"http://bob:{url_secret}@")
+        for header in ("Authorization", "x-goog-api-key"):
+            with pytest.raises(ConfigError) as err:
+                c.request("POST", base + "/v1/x", json={}, headers={header: f"Bearer {KEY}"})
+            assert err.value.fatal
+            assert "user:password@" in str(err.value)
+            assert url_secret not in str(err.value) and KEY not in str(err.value)
+        assert srv.calls == []
 
 
 def test_async_request_retries_like_the_sync_one() -> None:

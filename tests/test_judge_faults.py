@@ -415,7 +415,7 @@ def test_echoed_masked_key_and_url_credentials_never_leak() -> None:
     with FakeJudgeServer("openai", echo) as srv:
         url = srv.url.replace("http://", "http://user:pw-IN-URL-12345678@") \
             + "/v1?api_key=QUERY-KEY-87654321"
-        judge = Judge.local(url, "omni", KEY, sleep=lambda s: None)
+        judge = Judge.local(url, "omni", None, sleep=lambda s: None)  # password, no key
         with pytest.raises(JudgeError) as err:
             compare(judge)
         texts = [str(err.value), repr(err.value), repr(judge), repr(judge.backend),

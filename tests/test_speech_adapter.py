@@ -189,7 +189,7 @@ def test_credentials_never_reach_ids_or_errors() -> None:
 
     with FakeJudgeServer("raw", echo) as srv:
         url = srv.url.replace("http://", "http://me:pw-SPEECH-12345678@") + "/v1?key=Q-SP-87654321"
-        ad = OpenAISpeechAdapter(url, "m", "v", api_key=KEY)
+        ad = OpenAISpeechAdapter(url, "m", "v")  # URL password or a key, never both
         with pytest.raises(ServiceError) as err:
             ad("Hi.", "x")
     texts = [str(err.value), repr(ad), ad.system_id, ad.base_url]

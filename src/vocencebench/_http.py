@@ -520,6 +520,23 @@ class _Request:
     headers: Mapping[str, str] | None = None
 
 
+def _one_credential(url: str, headers: Mapping[str, str] | None) -> None:
+    """Refuse a URL with ``user:password@`` on a request that also sends a key header.
+
+    httpx turns userinfo into Basic authentication, which silently *replaces* an
+    ``Authorization: Bearer`` key: every call would then fail with 401 for a reason the user
+    cannot see."""
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return
+    if any(k.lower() in ("authorization", "x-goog-api-key", "api-key", "x-api-key")
+           for k in (headers or {})):
+        raise ConfigError(f"{safe_url(url)} carries a user name/password and the request also "
+                          "sends an API key; the password would replace the key (HTTP Basic "
+                          "authentication). Remove 'user:password@' from the URL, or the key",
+                          fatal=True)
+
+
 class HttpClient:
     """Sends requests for one service with the shared policy of the module docstring.
 
@@ -700,6 +717,7 @@ class HttpClient:
                 headers: Mapping[str, str] | None = None) -> HttpResponse:
         """Send one request with retries; the full 2xx answer, or :class:`HTTPFailure`."""
         register_url_secrets(url)
+        _one_credential(url, headers)
         req = _Request(method, url, json, content, data, files, headers)
         client = self._sync_client()
         for attempt in range(self.retry.max_retries + 1):
@@ -763,6 +781,7 @@ class HttpClient:
                        headers: Mapping[str, str] | None = None) -> HttpResponse:
         """Async :meth:`request` (its own short-lived connection pool per call)."""
         register_url_secrets(url)
+        _one_credential(url, headers)
         req = _Request(method, url, json, content, data, files, headers)
         async with httpx.AsyncClient(timeout=self._timeout(), transport=self._async_transport,
                                      follow_redirects=False) as client:
