@@ -532,8 +532,9 @@ def _one_credential(url: str, headers: Mapping[str, str] | None) -> None:
     if any(k.lower() in ("authorization", "x-goog-api-key", "api-key", "x-api-key")
            for k in (headers or {})):
         raise ConfigError(f"{safe_url(url)} carries a user name/password and the request also "
-                          "sends an API key; the password would replace the key (HTTP Basic "
-                          "authentication). Remove 'user:password@' from the URL, or the key",
+                          "sends an API key; httpx would send the password as HTTP Basic "
+                          "authentication, replacing a Bearer key or competing with a key "
+                          "header. Remove 'user:password@' from the URL, or the key",
                           fatal=True)
 
 
