@@ -160,29 +160,44 @@ def test_results_are_cached(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ a tiny classifier
 
 
+def _tiny_age_gender(torch: Any, transformers: Any) -> tuple[Any, Any]:
+    """A tiny, randomly initialised model of the audEERING age/gender architecture (seeded)
+    and its feature extractor; the tests set its heads. Its encoder downsamples by 320 like
+    the real one (50 frames a second): attention over a few seconds stays cheap."""
+    from vocencebench.probes._audeering import age_gender_model_class
+
+    cfg = transformers.Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        conv_dim=(32, 32, 32), conv_kernel=(10, 8, 8), conv_stride=(5, 8, 8), conv_bias=True,
+        feat_extract_norm="layer", do_stable_layer_norm=True,
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2)
+    torch.manual_seed(0)
+    model = age_gender_model_class()(cfg).eval()
+    extractor = transformers.Wav2Vec2FeatureExtractor(
+        feature_size=1, sampling_rate=16_000, padding_value=0.0, do_normalize=True,
+        return_attention_mask=True)
+    return model, extractor
+
+
+def _save(model: Any, extractor: Any, path: Path) -> Path:
+    model.save_pretrained(path)
+    extractor.save_pretrained(path)
+    return path
+
+
 @pytest.mark.classifiers
 def test_classifier_that_cannot_tell_voices_apart(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from vocencebench.probes._audeering import age_gender_model_class
     from vocencebench.probes.classifiers import AgeGenderProbe
 
-    cfg = transformers.Wav2Vec2Config(
-        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        conv_dim=(32, 32), conv_kernel=(10, 8), conv_stride=(5, 4), conv_bias=True,
-        feat_extract_norm="layer", do_stable_layer_norm=True,
-        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2)
-    torch.manual_seed(0)
-    model = age_gender_model_class()(cfg)
+    model, extractor = _tiny_age_gender(torch, transformers)
     with torch.no_grad():  # heads that ignore the audio: 35 years, female with p = 0.97
         for head, bias in ((model.age, [0.35]), (model.gender, [4.0, 0.5, 0.0])):
             head.out_proj.weight.zero_()
             head.out_proj.bias.copy_(torch.tensor(bias))
-    model.save_pretrained(tmp_path)
-    transformers.Wav2Vec2FeatureExtractor(
-        feature_size=1, sampling_rate=16_000, padding_value=0.0, do_normalize=True,
-        return_attention_mask=True).save_pretrained(tmp_path)
-    probe = AgeGenderProbe(source=tmp_path, device="cpu", batch_size=8)
+    probe = AgeGenderProbe(source=_save(model, extractor, tmp_path), device="cpu",
+                           batch_size=8)
     probes = ProbeSet((*default_probes().probes, probe))
     with pytest.raises(CanaryError, match="answers 'female' for every canary") as info:
         run_canaries(probes=probes)
@@ -194,6 +209,58 @@ def test_classifier_that_cannot_tell_voices_apart(tmp_path: Path) -> None:
     assert len(ages) == 3 and all(c.passed and c.measured == 35.0 for c in ages)
     male = next(c for c in report.failures)
     assert "p=0.95" in male.message  # softmax(4, 0.5, 0)[0]
+
+
+@pytest.mark.classifiers
+def test_classifier_with_swapped_labels_is_caught(tmp_path: Path) -> None:
+    """A tiny model whose gender head tells the canary voices apart (fitted on its own
+    features of the three clips) passes; the same model with the two labels exchanged — the
+    bug of a checkpoint read with the wrong label order — is caught before any run."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from vocencebench.audio import load_audio
+    from vocencebench.probes.classifiers import AgeGenderProbe
+
+    model, extractor = _tiny_age_gender(torch, transformers)
+    clips = canary_clips()
+    with torch.no_grad():
+        pooled = []
+        for c in clips:  # the features the probe's head sees for each clean canary
+            wave = load_audio(edit_clip(c.key, "base")).at_16k().astype("float32")
+            pooled.append(model(extractor([wave], sampling_rate=16_000,
+                                          return_tensors="pt")["input_values"])[0][0])
+        feats = torch.tanh(torch.stack(pooled))  # dense = identity, then tanh
+        male = torch.tensor([1.0 if c.gender == "male" else -1.0 for c in clips])
+        centred = feats - feats.mean(0)
+        w = torch.linalg.pinv(centred) @ (male - male.mean())  # w·f + b = +1 man, −1 women
+        b = male.mean() - feats.mean(0) @ w
+        assert torch.allclose(feats @ w + b, male, atol=1e-3)
+        model.age.out_proj.weight.zero_()
+        model.age.out_proj.bias.fill_(0.35)  # 35 years: the age checks pass
+        head = model.gender
+        head.dense.weight.copy_(torch.eye(feats.shape[1]))
+        head.dense.bias.zero_()
+        head.out_proj.weight.zero_()
+        head.out_proj.bias.copy_(torch.tensor([0.0, 0.0, -20.0]))  # never "child"
+
+        def orient(sign: float) -> None:  # outputs (female, male, child)
+            head.out_proj.weight[0] = -6.0 * sign * w
+            head.out_proj.bias[0] = -6.0 * sign * b
+            head.out_proj.weight[1] = 6.0 * sign * w
+            head.out_proj.bias[1] = 6.0 * sign * b
+
+        orient(1.0)
+        right = _save(model, extractor, tmp_path / "right")
+        orient(-1.0)
+        swapped = _save(model, extractor, tmp_path / "swapped")
+    ok = run_canaries(probes=ProbeSet((AgeGenderProbe(source=right, device="cpu"),)))
+    assert ok.passed and {c.trait for c in ok.checks} == {"age", "gender"}
+    with pytest.raises(CanaryError, match=r"gender labels look swapped.*id2label") as info:
+        run_canaries(probes=ProbeSet((AgeGenderProbe(source=swapped, device="cpu"),)))
+    report = info.value.report
+    assert isinstance(report, CanaryReport)
+    assert {(c.trait, c.clip) for c in report.failures} == {("gender", c.key) for c in clips}
+    assert "the male canary 'arctic-aew' read female" in str(info.value)
 
 
 # ------------------------------------------------------------------ the judge

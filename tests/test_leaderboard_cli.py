@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 
 import vocencebench as vb
+from canary_fakes import fake_canaries
 from vocencebench import tts
 from vocencebench.cli import main
 from vocencebench.commands.leaderboard import parse_named_system
 from vocencebench.errors import ConfigError
+
+#: How `vocencebench run` announces --skip-canaries (every command says it the same way).
+SKIPPED_LINE = ("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
+                "not checked against known answers")
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -69,10 +74,15 @@ def test_cli_writes_every_output(board: Path) -> None:
                                                                        "fast"}
     fails = doc["failures"]["systems"]["fast"]
     assert fails["synthesis"] == 1 and "no clip for vb-00004" in fails["examples"][0]
-    assert doc["canaries"]["status"] == "passed"  # the default probes pass their canaries
+    canaries = doc["canaries"]  # checked once, before the pairs: the default probes pass
+    assert canaries["status"] == "passed" and canaries["ran"] is True
+    assert canaries["line"].startswith("canaries: PASSED — 21/21 known-answer checks of ")
+    assert canaries["line"] in doc["status"]
+    assert canaries["line"] in (board / "leaderboard.html").read_text(encoding="utf-8")
     assert set(doc["traits"]["flat"]) >= {"pitch", "pace", "loudness", "gender"}
     md = (board / "leaderboard.md").read_text(encoding="utf-8")
     assert "## Tiers" in md and "not the verdict" in md and "vocencebench decide" in md
+    assert f"## Canaries\n\n{canaries['line']}\n" in md
 
 
 def test_cli_cells_are_recomputed_by_decide(board: Path,
@@ -159,21 +169,67 @@ def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         parse_named_system("")
 
 
-def test_demo_subcommand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_leaderboard_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                     ) -> None:
+    """`vocencebench demo --leaderboard` (the code path of `leaderboard --demo`): every
+    offline built-in that is installed, two items (the smallest run that decides anything)."""
     from vocencebench.commands.leaderboard import demo_systems
 
     systems, notes = demo_systems()
     assert list(systems)[:2] == ["espeak-flat", "espeak-follow"]
     assert ("hibari" in systems) == (not notes)
     out = tmp_path / "demo"
-    assert main(["leaderboard", "--demo", "--limit", "2", "--out", str(out), "--quiet",
+    assert main(["demo", "--leaderboard", "--limit", "2", "--out", str(out), "--quiet",
                  "--workers", "1"]) == 0
     doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
-    assert [s["name"] for s in doc["systems"]][:2] == ["espeak-flat", "espeak-follow"]
+    assert [s["name"] for s in doc["systems"]] == list(systems)
+    assert doc["items"] == 2 and len(doc["pairs"]) == len(systems) * (len(systems) - 1) // 2
     assert doc["metadata"]["selection"]["demo"] is True
+    assert doc["canaries"]["status"] == "passed"
     if notes:
         assert any("hibari" in s and "skipped" in s for s in doc["status"])
     assert "TIERS" in capsys.readouterr().out
+    assert main(["demo", "--leaderboard", "--systems", "a,b", "--out", str(out)]) == 2
+
+
+def test_demo_duel_of_the_neural_builtins(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`vocencebench demo --systems hibari,hibari-follow` offline, two items; with
+    --skip-canaries, which `run` announces on stderr and records."""
+    pytest.importorskip("hibari")
+    out = tmp_path / "duel"
+    rc = main(["demo", "--systems", "hibari,hibari-follow", "--limit", "2", "--out", str(out),
+               "--quiet", "--workers", "1", "--skip-canaries"])
+    got = capsys.readouterr()
+    assert rc == 0, got.err
+    assert SKIPPED_LINE in got.err.splitlines()
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert list(run["labels"]) == ["hibari", "hibari-follow"]
+    assert run["metadata"]["systems"]["hibari-follow"].startswith("hibari-follow@hibari-tts-")
+    assert run["metadata"]["canaries"] == {"ran": False, "skipped": True}
+    assert all(p["a"]["S"] is not None and p["b"]["S"] is not None for p in run["pairs"])
+    assert "DECISION:" in got.out
+
+
+def test_skip_canaries_is_announced_and_recorded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    asked = fake_canaries(monkeypatch, passed=False)  # would stop the run if asked
+    out = tmp_path / "board"
+    rc = main(["leaderboard", "--system", "a=espeak-flat", "--system", "b=espeak-follow",
+               "--limit", "1", "--out", str(out), "--executor", "serial", "--quiet",
+               "--skip-canaries"])
+    got = capsys.readouterr()
+    assert rc == 0 and asked == []
+    assert got.err.splitlines() == [SKIPPED_LINE]
+    doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    line = ("CANARIES SKIPPED: the probes and the judge were not checked against known "
+            "answers before this run")
+    assert doc["canaries"] == {"status": "skipped", "line": line, "ran": False,
+                               "skipped": True}
+    assert line in doc["status"] and f"  {line}" in got.out.splitlines()
+    for name in ("leaderboard.md", "leaderboard.html"):
+        assert line in (out / name).read_text(encoding="utf-8"), name
 
 
 def test_demo_with_neural_systems_runs_the_documented_subset(

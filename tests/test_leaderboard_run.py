@@ -11,11 +11,13 @@ import pytest
 
 import vocencebench as vb
 from board_fakes import CountingEspeak, scripted_judge
+from canary_fakes import FAILED_MESSAGE, fake_canaries, passing_record
 from vocencebench.board import Leaderboard, leaderboard, plan_judge_calls, verify
 from vocencebench.cache import Cache
 from vocencebench.cli import main
 from vocencebench.corpus import load_benchmark
-from vocencebench.errors import ConfigError, JudgeError
+from vocencebench.errors import CanaryError, ConfigError, JudgeError
+from vocencebench.schema import ProbeResult
 from vocencebench.scores import decide_scores
 
 N_ITEMS = 4
@@ -274,3 +276,96 @@ def test_a_failing_judge_is_an_instrument_failure_never_a_silent_verdict(
     cell = lb.standings.cells[0]
     if not cell.decided:
         assert fails["incomplete_pairs"] and not lb.complete
+
+
+# ------------------------------------------------------------------ the canaries
+
+
+def test_failed_canaries_stop_the_leaderboard_before_any_clip(
+        items: list[vb.Item], probes: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    asked = fake_canaries(monkeypatch, passed=False)
+    systems = {k: v for k, v in _systems().items() if k in FIRST_FOUR[:3]}
+    judge, backend = scripted_judge("canary-judge")
+    path = tmp_path / "cache.sqlite"
+    with pytest.raises(CanaryError) as info:
+        _run(items, systems, probes, judge, canaries=True, cache=path)
+    assert str(info.value).startswith("canaries: 1 of 1 canary checks failed")
+    assert FAILED_MESSAGE in str(info.value)
+    assert len(asked) == 1 and asked[0]["probes"] is probes and asked[0]["judge"] is judge
+    assert all(s.calls == 0 for s in systems.values())  # no system was asked for a clip
+    assert backend.requests == []  # nor the judge for a verdict
+    with Cache(path) as store:
+        assert store.count("clips") == 0
+    # The command: one line naming the failed canary, exit 3 (INCOMPLETE), nothing written.
+    out = tmp_path / "board"
+    rc = main(["leaderboard", "--system", "a=espeak-flat", "--system", "b=espeak-follow",
+               "--limit", "1", "--out", str(out), "--executor", "serial", "--quiet"])
+    got = capsys.readouterr()
+    assert rc == 3 and got.out == ""
+    assert got.err.splitlines() == [f"vocencebench leaderboard: INCOMPLETE: {info.value}"]
+    assert not (out / "leaderboard.json").exists()
+
+
+def test_the_canaries_run_once_for_every_pair_and_are_recorded(
+        items: list[vb.Item], probes: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = fake_canaries(monkeypatch, passed=True)
+    systems = {k: v for k, v in _systems().items() if k in FIRST_FOUR[:3]}
+    lb = _run(items[:1], systems, probes, canaries=True)
+    assert len(asked) == 1 and len(lb.runs) == 3  # three pairs, one check
+    line = "canaries: PASSED — 1/1 known-answer checks of gender-f0gmm@1"
+    assert lb.to_dict()["canaries"] == {"status": "passed", "line": line, **passing_record()}
+    assert line in lb.status() and line in lb.summary()
+    for h in lb.runs.values():  # each pair's record is the leaderboard's check
+        assert h.metadata["canaries"] == passing_record() and h.metadata["status"][-1] == line
+    out = lb.save(tmp_path / "board")
+    doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert doc["canaries"]["status"] == "passed" and "canaries" not in doc["metadata"]
+    for name in ("leaderboard.md", "leaderboard.html"):
+        assert line in (out / name).read_text(encoding="utf-8"), name
+
+
+# ------------------------------------------------------------------ a ninth trait
+
+
+class _Breath:
+    """A fake probe of the ninth trait and of pace (constant results: only the layout of the
+    reports is under test)."""
+
+    name, version, traits = "breath-fake", "1", ("breathiness", "pace")
+
+    def measure(self, audio: Any, item: Any) -> dict[str, ProbeResult]:
+        return {"breathiness": ProbeResult("breathiness", 0.2, "ratio", "slight", 0.5,
+                                           "breath-fake@1"),
+                "pace": ProbeResult("pace", 3.0, "syll/s", "moderate", 0.75, "breath-fake@1")}
+
+
+def test_a_ninth_trait_is_laid_out_by_the_leaderboards_own_registry(tmp_path: Path) -> None:
+    from judge_fakes import tone_wav
+    from vocencebench.corpus import generate_template_corpus
+    from vocencebench.traits import TRAITS, Trait, TraitRegistry
+
+    # The ninth trait first: TRAITS would put pace before it.
+    registry = TraitRegistry([Trait("breathiness", "objective", "ordinal",
+                                    ("clear", "slight", "breathy"), "Audible breath noise."),
+                              *TRAITS])
+    its = generate_template_corpus(15, registry=registry)[:3]
+
+    class Hum:
+        def __init__(self, hz: float) -> None:
+            self.system_id = f"hum:{hz}"
+            self.hz = hz
+
+        def __call__(self, text: str, instruction: str) -> bytes:
+            return tone_wav(self.hz, seconds=0.5)
+
+    lb = leaderboard(its, {"low": Hum(150.0), "high": Hum(260.0)}, None,
+                     probes=vb.ProbeSet([_Breath()], registry=registry), registry=registry,
+                     executor="serial", canaries=False)
+    assert lb.registry is registry
+    out = lb.save(tmp_path / "board")
+    md = (out / "leaderboard.md").read_text(encoding="utf-8")
+    assert "| system | breathiness | pace |" in md
+    page = (out / "leaderboard.html").read_text(encoding="utf-8")
+    assert page.index("<th>breathiness</th>") < page.index("<th>pace</th>")

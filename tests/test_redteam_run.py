@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 import vocencebench as vb
+from canary_fakes import FAILED_MESSAGE, fake_canaries, passing_record
 from vocencebench.adapters import EspeakSystem
 from vocencebench.audio import Audio
 from vocencebench.cache import Cache
-from vocencebench.errors import TranscriptionError
-from vocencebench.gaming import DEFENDED, NOT_TESTED, VULNERABLE, get_spec, redteam
+from vocencebench.errors import CanaryError, TranscriptionError
+from vocencebench.gaming import DEFENDED, NOT_TESTED, VULNERABLE, get_spec, load_redteam, redteam
 from vocencebench.judge import Judge, ScriptedBackend
 from vocencebench.schema import Item
 from vocencebench.transcribe import Transcript
@@ -205,8 +206,104 @@ def test_cli_writes_the_three_files_and_says_not_tested(tmp_path: Path,
     assert "speak-instruction" in printed and "gate OFF in this configuration" in printed
     assert printed.splitlines()[0].startswith("vocencebench redteam — reference espeak-follow")
     assert data["configuration"]["selection"]["evaluation_items"] == 2
+    # The real canaries ran once, on the default probes, and passed: json, md, html, table.
+    assert data["canaries"]["ran"] is True and data["canaries"]["passed"] is True
+    line = next(s for s in data["status"] if s.startswith("canaries: "))
+    assert line.startswith("canaries: PASSED — 21/21 known-answer checks of pitch-praat")
+    assert f"  {line}" in printed.splitlines()
+    assert line in (out / "redteam.md").read_text() and "## Canaries" in (
+        out / "redteam.md").read_text()
+    assert "<h2>Canaries</h2>" in (out / "redteam.html").read_text()
     assert main(["redteam", "--attacks", "nope", "--out", str(out)]) == 2
     assert "unknown attack(s) nope" in capsys.readouterr().err
+
+
+#: How `vocencebench run` announces --skip-canaries (every command says it the same way).
+SKIPPED_LINE = ("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
+                "not checked against known answers")
+
+
+class Recording(EspeakSystem):
+    """An eSpeak built-in that records every request, however it is asked."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.asked: list[str] = []
+
+    def __call__(self, text: str, instruction: str) -> bytes:
+        self.asked.append(text)
+        return super().__call__(text, instruction)
+
+    def synthesize_many(self, requests: Any, *, workers: int | None = None) -> Any:
+        self.asked.extend(t for t, _ in requests)
+        return super().synthesize_many(requests, workers=workers)
+
+
+def test_failed_canaries_stop_the_redteam_before_any_clip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from vocencebench.cli import main
+
+    asked = fake_canaries(monkeypatch, passed=False)
+    ref, flat = Recording("espeak-follow"), Recording("espeak-flat")
+    path = tmp_path / "cache.sqlite"
+    with pytest.raises(CanaryError) as info:
+        redteam(ITEMS, reference=ref, flat=flat, attacks=["silence", "gain-loudness"],
+                workers=1, cache=path)
+    assert str(info.value).startswith("canaries: 1 of 1 canary checks failed")
+    assert FAILED_MESSAGE in str(info.value)
+    assert len(asked) == 1 and asked[0]["probes"] is not None
+    assert ref.asked == [] and flat.asked == []  # nothing synthesised, not even the reference
+    with Cache(path) as store:
+        assert store.count("clips") == 0
+    # The command: one line naming the failed canary, exit 3 (INCOMPLETE), no table.
+    out = tmp_path / "rt"
+    rc = main(["redteam", "--limit", "1", "--attacks", "silence", "--reference",
+               "espeak-follow", "--workers", "1", "--out", str(out), "--quiet"])
+    got = capsys.readouterr()
+    assert rc == 3 and got.out == ""
+    assert got.err.splitlines() == [f"vocencebench redteam: INCOMPLETE: {info.value}"]
+    assert not (out / "redteam.json").exists()
+    with Cache(out / "cache.sqlite") as store:
+        assert store.count("clips") == 0
+
+
+def test_the_canaries_run_once_for_every_duel_and_are_recorded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = fake_canaries(monkeypatch, passed=True)
+    res = redteam(ITEMS[:1], reference="espeak-follow", attacks=["silence", "gain-loudness"],
+                  workers=1)
+    assert len(asked) == 1  # four duels, one check
+    assert res.canaries == passing_record()
+    line = "canaries: PASSED — 1/1 known-answer checks of gender-f0gmm@1"
+    assert res.status[-1] == line
+    out = res.save(tmp_path / "out")
+    assert json.loads((out / "redteam.json").read_text())["canaries"] == passing_record()
+    for name in ("redteam.md", "redteam.html"):
+        assert line in (out / name).read_text(), name
+    assert load_redteam(out).canaries == res.canaries
+
+
+def test_skip_canaries_is_announced_and_recorded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from vocencebench.cli import main
+
+    asked = fake_canaries(monkeypatch, passed=False)  # would stop the run if asked
+    out = tmp_path / "rt"
+    rc = main(["redteam", "--limit", "1", "--attacks", "silence", "--reference",
+               "espeak-follow", "--workers", "1", "--out", str(out), "--quiet",
+               "--skip-canaries"])
+    got = capsys.readouterr()
+    data = json.loads((out / "redteam.json").read_text())
+    assert rc == data["exit_code"] != 3 and asked == []
+    assert got.err.splitlines() == [SKIPPED_LINE]
+    assert data["canaries"] == {"ran": False, "skipped": True}
+    line = ("CANARIES SKIPPED: the probes and the judge were not checked against known "
+            "answers before this run")
+    assert line in data["status"] and f"  {line}" in got.out.splitlines()
+    for name in ("redteam.md", "redteam.html"):
+        assert line in (out / name).read_text(), name
 
 
 def test_default_reference_is_hibari_when_available_else_espeak(

@@ -341,7 +341,8 @@ class Leaderboard:
     ``runs`` maps (incumbent, challenger) to the pair's
     :class:`~vocencebench.compare.Head2Head` (every row, analysis and verdict);
     ``systems`` maps each name to its system id; ``plan`` is the judge plan announced before
-    the run; ``judge_calls`` the calls the judge actually answered (None if not reported).
+    the run; ``judge_calls`` the calls the judge actually answered (None if not reported);
+    ``registry`` the run's traits (the reports lay their dimensions out by it).
     """
 
     standings: Standings
@@ -351,6 +352,7 @@ class Leaderboard:
     plan: JudgePlan
     metadata: dict[str, Any] = field(default_factory=dict)
     judge_calls: int | None = None
+    registry: TraitRegistry = TRAITS
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -458,15 +460,23 @@ class Leaderboard:
         }
 
     def canaries(self) -> dict[str, Any]:
-        """The known-answer canaries of the runs: checked once on the shared instruments (the
-        later pairs read them from the cache), or skipped; ``passed`` over every run."""
-        found = {f"{x} vs {y}": h.metadata.get("canaries") for (x, y), h in self.runs.items()}
-        ran = {k: c for k, c in found.items() if isinstance(c, dict) and c.get("ran")}
-        if not ran:
-            return {"status": "not run", "runs": found,
-                    "note": "the known-answer canaries were skipped or had nothing to check"}
-        return {"status": "passed" if all(c.get("passed") for c in ran.values()) else "failed",
-                "runs": found}
+        """The known-answer canaries, checked once on the shared instruments before the first
+        pair (every pair's record is this one): ``status`` is ``passed``, ``failed``,
+        ``skipped`` (``--skip-canaries``) or ``not run`` (no probe and no judge to check);
+        ``line`` is the status line; the rest is the record run.json keeps."""
+        from .canaries import status_line
+
+        record = self.metadata.get("canaries")
+        if not isinstance(record, Mapping):
+            return {"status": "not recorded",
+                    "note": "this leaderboard was built without a canary record"}
+        if record.get("skipped"):
+            status = "skipped"
+        elif not record.get("ran"):
+            status = "not run"
+        else:
+            status = "passed" if record.get("passed") else "failed"
+        return {"status": status, "line": status_line(record), **record}
 
     def to_dict(self) -> dict[str, Any]:
         """Everything of ``leaderboard.json``."""
@@ -500,7 +510,8 @@ class Leaderboard:
             "failures": self.failures(),
             "canaries": self.canaries(),
             "items": len(self.items),
-            "metadata": {k: v for k, v in self.metadata.items() if k != "status"},
+            "metadata": {k: v for k, v in self.metadata.items()
+                         if k not in ("status", "canaries")},  # both have their own keys
         }
 
     def summary(self) -> str:
@@ -593,10 +604,13 @@ def leaderboard(
     :func:`vocencebench.compare.compare_models` with one cache, so analyses and verdicts are
     shared. Without ``cache`` a temporary one lives for the run. ``announce`` receives the mode
     and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. Other options are
-    those of :func:`vocencebench.benchmark` (``canaries`` runs the known-answer checks once:
-    later pairs read them from the shared cache).
+    those of :func:`vocencebench.benchmark`. ``canaries`` runs the known-answer checks once,
+    before the first pair and before anything is synthesised (the pairs do not check them
+    again; every pair's record is that one); an instrument that fails them raises
+    :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the failed checks).
     """
     from .adapters import system_id
+    from .canaries import preflight, skipped_record, status_line
     from .compare import benchmark, status_lines
     from .executor import make_executor
 
@@ -636,17 +650,29 @@ def leaderboard(
         hits0, misses0 = dict(store.hits), dict(store.misses)
         timings: dict[str, Any] = {"pairs_s": {}}
         t_all = time.perf_counter()
+        # Once, before any pair: every pair measures with the same instruments, and no system
+        # (a paid API included) is called for an instrument that fails its known answers.
+        canary_record = (preflight(probes=probes, judge=judge, cache=store, registry=registry)
+                         if canaries else skipped_record())
+        canary_line = status_line(canary_record)
+        skipped = status_line(skipped_record())  # what each pair says of itself
+        timings["canaries_s"] = time.perf_counter() - t_all
         runs: dict[tuple[str, str], Any] = {}
         # One cache for every pair: a system's clips are synthesised in its first pair and
         # read back in the others; analyses and verdicts are keyed by the clips' sha256.
         for x, y in pairs:
             t0 = time.perf_counter()
-            runs[(x, y)] = benchmark(
+            h = benchmark(
                 its, systems[x], systems[y], judge, probes=probes, transcriber=transcriber,
                 labels=(x, y), cache=store, executor=shared, progress=progress,
                 consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
-                all_at_once=all_at_once, registry=registry, canaries=canaries,
+                all_at_once=all_at_once, registry=registry, canaries=False,  # checked above
             )
+            # The pair's record is the leaderboard's check, not "skipped".
+            h.metadata["canaries"] = dict(canary_record)
+            h.metadata["status"] = [canary_line if line == skipped else line
+                                    for line in h.metadata.get("status", [])]
+            runs[(x, y)] = h
             timings["pairs_s"][f"{x} vs {y}"] = time.perf_counter() - t0
         timings["total_s"] = time.perf_counter() - t_all
     finally:
@@ -675,7 +701,9 @@ def leaderboard(
     meta["judge_all_at_once"] = all_at_once
     meta["timings"] = timings
     meta["cache"] = cache_meta
-    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes)]
+    meta["canaries"] = canary_record
+    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes, registry),
+              canary_line]
     if not standings.complete:
         bad = [f"{c.incumbent} vs {c.challenger}" for c in standings.cells if not c.decided]
         status.insert(0, f"INCOMPLETE: {len(bad)} pair(s) decide nothing because an instrument "
@@ -691,7 +719,8 @@ def leaderboard(
     judge_calls = (calls_after - calls_before
                    if calls_after is not None and calls_before is not None else None)
     return Leaderboard(standings, runs, tuple(it.id for it in its),
-                       {s: system_id(systems[s]) for s in order}, plan, meta, judge_calls)
+                       {s: system_id(systems[s]) for s in order}, plan, meta, judge_calls,
+                       registry)
 
 
 # --------------------------------------------------------------------------- published scores

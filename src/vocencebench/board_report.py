@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from .outputs import atomic_write
 from .schema import dumps_canonical
-from .traits import TRAITS
 
 if TYPE_CHECKING:
     from .board import Leaderboard
@@ -58,9 +57,11 @@ def _cell_text(st: Standings, row: str, col: str) -> tuple[str, str, str]:
     return out, f"{_WORD[out]} · LCB {lcb + 0.0:+.3f} vs {m:.3f}", c.decision.reason
 
 
-def _dimensions(st: Standings) -> list[str]:
-    have = {d for t in st.traits.values() for d in t}
-    order = list(TRAITS.dimensions())
+def _dimensions(lb: Leaderboard) -> list[str]:
+    """The scored dimensions in the order of the leaderboard's own registry (a trait the
+    caller added is laid out where its registry puts it, as report.py does for a run)."""
+    have = {d for t in lb.standings.traits.values() for d in t}
+    order = list(lb.registry.dimensions())
     return [d for d in order if d in have] + sorted(have - set(order))
 
 
@@ -147,7 +148,7 @@ def render_markdown(lb: Leaderboard) -> str:
                    else head + f"{c.winner}. {c.decision.reason}")
         out.append(f"  recompute: `{lb.recompute_command(pair)}`")
         out.append("")
-    dims = _dimensions(st)
+    dims = _dimensions(lb)
     if dims:
         out += ["## Mean desirability per dimension", "",
                 "| system | " + " | ".join(dims) + " |", "|---" * (len(dims) + 1) + "|"]
@@ -168,7 +169,8 @@ def render_markdown(lb: Leaderboard) -> str:
     doc = lb.to_dict()
     out += ["", "## Failures", "", "```json",
             json.dumps(doc["failures"], indent=2, ensure_ascii=False), "```",
-            "", "## Canaries", "", "```json",
+            "", "## Canaries", "", doc["canaries"].get("line", doc["canaries"]["status"]),
+            "", "```json",
             json.dumps(doc["canaries"], indent=2, ensure_ascii=False), "```",
             "", "## Run metadata", "", "```json",
             json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False), "```", ""]
@@ -309,7 +311,7 @@ def render_html(lb: Leaderboard) -> str:
     """One self-contained HTML page."""
     st = lb.standings
     doc = lb.to_dict()
-    dims = _dimensions(st)
+    dims = _dimensions(lb)
     legend = "".join(f'<span style="background:{_colour(k)}"></span>{html.escape(s)}'
                      for k, s in enumerate(st.systems))
     trait_rows = ["<table><tr><th>system</th>" + "".join(f"<th>{html.escape(d)}</th>"
@@ -346,7 +348,8 @@ margin that lead had to clear; hover for the full audit trail.</p>
 <h2>Bradley–Terry summary</h2>
 {_bt_html(st)}
 <h2>Failures</h2><pre>{html.escape(json.dumps(doc["failures"], indent=2, ensure_ascii=False))}</pre>
-<h2>Canaries</h2><pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
+<h2>Canaries</h2><p>{html.escape(doc["canaries"].get("line", doc["canaries"]["status"]))}</p>
+<pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
 <h2>Recompute every cell</h2><pre>{html.escape(recompute)}</pre>
 <h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>

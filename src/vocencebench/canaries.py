@@ -66,7 +66,10 @@ __all__ = [
     "canary_clips",
     "edit_clip",
     "judge_pairs",
+    "preflight",
     "run_canaries",
+    "skipped_record",
+    "status_line",
 ]
 
 #: Version of the canary set, edits and thresholds; part of every cache key.
@@ -815,3 +818,50 @@ def run_canaries(
     if strict and not report.passed:
         raise CanaryError(report.error_message(), report=report)
     return report
+
+
+# ------------------------------------------------------------------ for multi-run commands
+
+
+def preflight(*, probes: ProbeSet | None, judge: Judge | None, cache: Any | None,
+              registry: TraitRegistry = TRAITS) -> dict[str, Any]:
+    """The canaries of a command that runs many head-to-heads on the same instruments
+    (``redteam``, ``leaderboard``): once, before anything is synthesised, through the
+    preflight every run does (:func:`vocencebench.compare._run_canaries`), so the record is
+    the one run.json keeps under ``"canaries"`` (``ran``, ``passed``, ``report``; or
+    ``ran: False`` with ``unavailable`` when there is no instrument to check).
+
+    An instrument that fails its checks, or cannot be checked (a probe that crashes on a
+    canary, a judge that cannot be reached), raises :class:`~vocencebench.errors.CanaryError`
+    (fatal) whose message is the stop reason a run would record: ``canaries: …``, naming the
+    failed checks; its ``report`` is the failed :class:`CanaryReport` (None when the
+    instrument crashed). A :class:`~vocencebench.errors.ConfigError` propagates as itself.
+    """
+    from ._failures import CANARIES, reason
+    from .cache import NullCache
+    from .compare import _run_canaries
+
+    record: dict[str, Any] = {"ran": False}
+    try:
+        _run_canaries(probes, judge, cache if cache is not None else NullCache(), registry,
+                      record)
+    except ConfigError:
+        raise
+    except Exception as exc:  # what the engine's preflight turns into the stop reason
+        raise CanaryError(reason(CANARIES, exc),
+                          report=exc.report if isinstance(exc, CanaryError) else None) from exc
+    return record
+
+
+def skipped_record() -> dict[str, Any]:
+    """The canary record of a run told to skip them (``--skip-canaries``, ``canaries=False``),
+    as run.json has it."""
+    return {"ran": False, "skipped": True}
+
+
+def status_line(record: Mapping[str, Any]) -> str:
+    """The status line of a canary record, worded as a run's (``canaries: PASSED — …``,
+    ``CANARIES SKIPPED: …``, ``CANARIES NOT RUN: …``)."""
+    from .compare import _canary_status
+
+    return _canary_status(None if record.get("skipped") else record)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import CanaryError, ConfigError
 
 __all__ = [
     "DEMO_ITEMS_WITH_NEURAL",
@@ -32,7 +32,8 @@ __all__ = [
     "run",
 ]
 
-#: Exit status when some pair is INCOMPLETE (an instrument failed; no verdict for it).
+#: Exit status when some pair is INCOMPLETE (an instrument failed; no verdict for it), or
+#: when an instrument failed its known-answer canaries (before anything was synthesised).
 EXIT_INCOMPLETE = 3
 #: Exit status when ``--verify`` finds a cell that does not reproduce.
 EXIT_MISMATCH = 1
@@ -106,7 +107,8 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-incomplete", action="store_true",
                    help="decide a pair on its complete items when an instrument failed on some")
     p.add_argument("--skip-canaries", action="store_true",
-                   help="do not check the instruments against the known-answer canaries first")
+                   help="do not check the probes and the judge against the known-answer "
+                        "canaries first (the reports then say they were skipped)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")
     p.add_argument("--dry-run", action="store_true",
@@ -156,22 +158,32 @@ def _err(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CanaryError as exc:  # raised before any clip: nothing to rank, the reason says why
+        _err(f"vocencebench leaderboard: INCOMPLETE: {exc}")
+        return EXIT_INCOMPLETE
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..outputs import claim_directory
+    from .run import announce_skipped_canaries
 
     if args.verify:
         return _verify(args.verify)
     if args.demo:
         claim_directory(args.out or "runs/demo-leaderboard", kind="leaderboard",
                         force=args.force)
+        announce_skipped_canaries(args)
         lb = demo_leaderboard(out=args.out or "runs/demo-leaderboard", limit=args.limit,
                               workers=args.workers, cache=args.cache, no_cache=args.no_cache,
                               progress=not args.quiet and sys.stderr.isatty(),
-                              announce=None if args.quiet else _err)
+                              announce=None if args.quiet else _err,
+                              canaries=not args.skip_canaries)
         print(lb.summary())
         return 0 if lb.complete else EXIT_INCOMPLETE
     from ..board import leaderboard, plan_judge_calls
     from ..executor import check_workers, validate_executor_spec
-    from ..outputs import claim_directory
     from ._judge_args import judge_from_args
     from .run import make_transcriber
 
@@ -196,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
              f"(cache: {cache or 'for this run only'})")
+    announce_skipped_canaries(args)
     t0 = time.perf_counter()
     lb = leaderboard(
         items, systems, judge, anchor=args.anchor, probes=_probes(args),
@@ -278,11 +291,13 @@ def demo_leaderboard(
     neural: bool = True,
     progress: bool = False,
     announce: Any = None,
+    canaries: bool = True,
 ) -> Any:
     """The offline leaderboard demo over the shipped corpus: the built-in systems of
     :func:`demo_systems`, acoustic probes, no judge, no ASR. Items: the first ``limit``; by
     default all 496 for eSpeak alone, :data:`DEMO_ITEMS_WITH_NEURAL` with the neural systems.
-    Writes the outputs into ``out`` and returns the :class:`~vocencebench.board.Leaderboard`.
+    ``canaries`` as for :func:`vocencebench.board.leaderboard`. Writes the outputs into
+    ``out`` and returns the :class:`~vocencebench.board.Leaderboard`.
     """
     from ..board import leaderboard
     from ..corpus import load_benchmark
@@ -305,7 +320,8 @@ def demo_leaderboard(
     store = None if no_cache else (cache or str(outdir / "cache.sqlite"))
     t0 = time.perf_counter()
     lb = leaderboard(items, systems, None, probes=default_probes(), cache=store,
-                     workers=workers, progress=progress, announce=announce)
+                     workers=workers, progress=progress, announce=announce,
+                     canaries=canaries)
     lb.metadata["status"] = [*lb.status(), *notes]
     lb.metadata["selection"] = {"corpus": "benchmark_v1", "limit": limit, "demo": True}
     lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0

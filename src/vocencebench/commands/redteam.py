@@ -1,7 +1,9 @@
 """``vocencebench redteam``: the attack catalogue against your instruments.
 
 Exit status: 0 when no attack is VULNERABLE, 1 when any is, 3 when none is but a duel could
-not be decided (an instrument failed on some items), 2 for a usage error (cli.EXIT_USAGE).
+not be decided (an instrument failed on some items) or when an instrument failed its
+known-answer canaries (checked once, before anything is synthesised; nothing is tested then),
+2 for a usage error (cli.EXIT_USAGE).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import CanaryError, ConfigError
 
 __all__ = ["register"]
 
@@ -24,10 +26,10 @@ def _items(args: argparse.Namespace) -> list[Any]:
 
 
 def _cmd_redteam(args: argparse.Namespace) -> int:
-    from ..gaming import attack_names, redteam
+    from ..gaming import EXIT_INCOMPLETE, attack_names, redteam
     from ..outputs import claim_directory
     from ._judge_args import judge_from_args
-    from .run import make_transcriber
+    from .run import announce_skipped_canaries, make_transcriber
 
     attacks = None
     if args.attacks:
@@ -49,6 +51,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
 
         probes = default_probes()
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    announce_skipped_canaries(args)
     t0 = time.perf_counter()
     # Attacks make clips the probes cannot measure on purpose (noise, silence); the table
     # counts them ("unscored"), so the per-clip warnings would only bury it.
@@ -63,6 +66,9 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
             judge_concurrency=getattr(args, "judge_concurrency", 4),
             progress=not args.quiet, canaries=not args.skip_canaries,
         )
+    except CanaryError as exc:  # raised before any clip: nothing to report but the reason
+        print(f"vocencebench redteam: INCOMPLETE: {exc}", file=sys.stderr)
+        return EXIT_INCOMPLETE
     finally:
         probe_log.setLevel(level)
     result.timings["command_s"] = time.perf_counter() - t0
@@ -82,7 +88,8 @@ def register(sub: Any) -> None:
                     "honest reference with the instruments given (probes, --asr, --judge, "
                     "--classifiers, --holdout-salt) and print one table: DEFENDED, "
                     "VULNERABLE or NOT TESTED per attack. Exit 0: nothing VULNERABLE; 1: "
-                    "something is; 3: a duel was incomplete.")
+                    "something is; 3: a duel was incomplete, or an instrument failed its "
+                    "known-answer canaries (nothing was synthesised).")
     p.add_argument("--reference", default=None, metavar="SPEC",
                    help="the honest reference (default: hibari-follow when hibari-tts is "
                         "installed, else espeak-follow)")
@@ -108,7 +115,8 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="worker processes for the analysis (default: all CPUs)")
     p.add_argument("--skip-canaries", action="store_true",
-                   help="do not check the instruments against the known-answer canaries first")
+                   help="do not check the probes and the judge against the known-answer "
+                        "canaries first (the reports then say they were skipped)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")
     p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")

@@ -11,7 +11,8 @@ from ..cli import EXIT_INCOMPLETE
 from ..errors import ConfigError
 from ..schema import INCOMPLETE
 
-__all__ = ["load_items", "make_judge", "make_transcriber", "register"]
+__all__ = ["announce_skipped_canaries", "load_items", "make_judge", "make_transcriber",
+           "register"]
 
 
 def make_judge(spec: str | None, *, requests_per_minute: float | None = None) -> Any:
@@ -110,9 +111,7 @@ def _execute(args: argparse.Namespace) -> int:
         _, note = capped_workers(args.workers, 2 * len(items))
         if note:
             print(f"vocencebench: {note}", file=sys.stderr)
-    if args.skip_canaries:
-        print("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
-              "not checked against known answers", file=sys.stderr)
+    announce_skipped_canaries(args)
     t0 = time.perf_counter()
     h2h = benchmark(
         items, run["model_a"], run["model_b"], run["judge"], probes=run["probes"],
@@ -133,6 +132,14 @@ def _execute(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0
+
+
+def announce_skipped_canaries(args: argparse.Namespace) -> None:
+    """The stderr line of a command told to skip the canaries (``--skip-canaries``): every
+    command with the flag (run, demo, redteam, leaderboard) announces it with this line."""
+    if getattr(args, "skip_canaries", False):
+        print("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
+              "not checked against known answers", file=sys.stderr)
 
 
 def _default_label(spec: str) -> str:
@@ -157,18 +164,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.leaderboard:
         if args.systems:
             raise ConfigError("--leaderboard ranks every offline built-in; drop --systems")
-        from ..outputs import claim_directory
-        from .leaderboard import demo_leaderboard
+        from . import leaderboard
 
-        out = claim_directory(args.out or "runs/demo-leaderboard", kind="leaderboard",
-                              force=args.force)
-        lb = demo_leaderboard(out=out, limit=args.limit, workers=args.workers,
-                              cache=args.cache, no_cache=args.no_cache,
-                              progress=not args.quiet and sys.stderr.isatty(),
-                              announce=None if args.quiet else
-                              (lambda line: print(line, file=sys.stderr)))
-        print(lb.summary())
-        return 0 if lb.complete else EXIT_INCOMPLETE
+        # The same code path as `vocencebench leaderboard --demo` (announcements, canaries,
+        # exit status).
+        args.demo, args.verify = True, None
+        return leaderboard.run(args)
 
     names = tuple(x.strip() for x in (args.systems or ",".join(DEMO_SYSTEMS)).split(","))
     if len(names) != 2 or not all(names) or names[0] == names[1]:

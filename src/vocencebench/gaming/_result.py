@@ -40,7 +40,9 @@ class RedteamResult:
     """Every attack's row, the configuration it ran in and the instruments that were on.
 
     ``instruments``: instrument → on (see :data:`~vocencebench.gaming.INSTRUMENTS`);
-    ``status``: the pipeline's status lines (gate, judge, probes); ``timings``: seconds.
+    ``status``: the pipeline's status lines (gate, judge, probes, canaries); ``canaries``:
+    the known-answer canaries' record, as run.json keeps it (``ran``, ``passed``, ``report``;
+    ``skipped``; or ``unavailable``); ``timings``: seconds.
     """
 
     rows: tuple[AttackRow, ...]
@@ -48,6 +50,7 @@ class RedteamResult:
     instruments: dict[str, bool] = field(default_factory=dict)
     status: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    canaries: dict[str, Any] = field(default_factory=dict)
 
     @property
     def vulnerable(self) -> list[AttackRow]:
@@ -81,6 +84,7 @@ class RedteamResult:
             "kind": "redteam",
             "status": self.status,
             "instruments": self.instruments,
+            "canaries": self.canaries,
             "configuration": self.configuration,
             "verdicts": {r.name: r.verdict for r in self.rows},
             "exit_code": self.exit_code,
@@ -100,6 +104,7 @@ class RedteamResult:
             instruments=dict(data.get("instruments", {})),
             status=list(data.get("status", [])),
             timings=dict(data.get("timings", {})),
+            canaries=dict(data.get("canaries", {})),
         )
 
     def to_json(self) -> str:
@@ -149,6 +154,17 @@ def _moved(row: AttackRow) -> str:
     if d is not None and d.dropped:
         text += "; unscored: " + ", ".join(f"{k} {v}/{d.n}" for k, v in d.dropped.items())
     return text
+
+
+def _canary_line(r: RedteamResult) -> str:
+    """The canaries' status line (the run's wording), from the record when the status list
+    lacks it."""
+    from ..canaries import status_line
+
+    for line in r.status:
+        if line.startswith(("canaries: ", "CANARIES ")):
+            return line
+    return status_line(r.canaries) if r.canaries else "CANARIES NOT RECORDED"
 
 
 def _instrument_line(r: RedteamResult) -> str:
@@ -219,6 +235,8 @@ def render_markdown(r: RedteamResult) -> str:
     out += ["", "Verdict rule: NOT TESTED when an instrument the attack needs is off (never "
             "DEFENDED then); otherwise VULNERABLE when the attacker wins a deciding duel "
             "(LCB of its advantage above the margin), DEFENDED when it ties or loses them all.",
+            "", "## Canaries", "", _md(_canary_line(r)), "", "```json",
+            json.dumps(r.canaries, indent=2, sort_keys=True, ensure_ascii=False), "```",
             "", "## Configuration", "", "```json",
             json.dumps({"configuration": r.configuration, "timings": r.timings}, indent=2,
                        sort_keys=True, ensure_ascii=False), "```", ""]
@@ -323,6 +341,8 @@ advantage clears the margin), DEFENDED when it ties or loses every deciding duel
 <h2>LCB of the attacker's advantage against the margin</h2>
 {_lcb_svg(r)}
 <h2>What each attack does</h2><ul>{attacks}</ul>
+<h2>Canaries</h2><p>{html.escape(_canary_line(r))}</p>
+<pre>{html.escape(json.dumps(r.canaries, indent=2, sort_keys=True, ensure_ascii=False))}</pre>
 <h2>Configuration</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """

@@ -25,6 +25,7 @@ from ..adapters import synthesize_item, system_id
 from ..cache import Cache, NullCache, cache_key
 from ..errors import ConfigError, VocenceError
 from ..schema import Item
+from ..traits import TRAITS
 from ._result import RedteamResult
 from ._verdict import AttackRow, Duel, verdict
 from .attacks import CATALOGUE, INSTRUMENTS, Attack, AttackSpec, RewriteAttack, get_spec
@@ -258,7 +259,7 @@ def _duel(h2h: Any, *, opponent: str, partition: str) -> Duel:
             sums[la].setdefault(dim, []).append(float(p.a.d[dim]))
             sums[lb].setdefault(dim, []).append(float(p.b.d[dim]))
             deltas.setdefault(dim, []).append(float(p.b.d[dim]) - float(p.a.d[dim]))
-    order = {d: k for k, d in enumerate(_dimension_order())}
+    order = {d: k for k, d in enumerate(h2h.registry.dimensions())}  # the duel's own traits
     mean_d = {lab: {d: math.fsum(v) / len(v) for d, v in sorted(
         per.items(), key=lambda kv: order.get(kv[0], 99))} for lab, per in sums.items()}
     delta_d = {d: math.fsum(v) / len(v) for d, v in sorted(
@@ -266,12 +267,6 @@ def _duel(h2h: Any, *, opponent: str, partition: str) -> Duel:
     return Duel(opponent=opponent, partition=partition, attacker=lb, opponent_label=la,
                 decision=h2h.decision, mean_d=mean_d, delta_d=delta_d,
                 dropped=dict(sorted(dropped.items())), n=len(h2h.pairs))
-
-
-def _dimension_order() -> list[str]:
-    from ..traits import TRAITS
-
-    return list(TRAITS.dimensions())
 
 
 def _moved(duel: Duel | None) -> tuple[str, float] | None:
@@ -333,9 +328,12 @@ def redteam(
     probes). ``cache``: a path or Cache shared by every duel (default: a temporary file).
     ``attacks``: names from :data:`~vocencebench.gaming.CATALOGUE` (default: all).
     ``progress``: True prints one line per duel to stderr, or a callable receives them.
-    ``canaries``: check the instruments on the known-answer canaries first (once: the later
-    duels read them from the shared cache); an instrument that fails them makes every duel
-    incomplete, so every row says NOT TESTED.
+    ``canaries``: check the instruments on the known-answer canaries once, before anything
+    is synthesised (:func:`vocencebench.canaries.preflight`; the duels do not check them
+    again); the record is the result's ``canaries`` and a status line. An instrument that
+    fails them raises :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the
+    failed checks) before any clip is rendered: no attack is tested with an instrument that
+    cannot be trusted, and a paid reference is not called.
     """
     t_start = time.perf_counter()
     corpus = list(items)
@@ -400,17 +398,29 @@ def redteam(
 
     tmp: list[tempfile.TemporaryDirectory[str]] = []
     store, own_store = _open_store(cache, tmp)
+    from ..canaries import preflight, skipped_record, status_line
     from ..executor import make_executor
 
-    if not hasattr(executor, "map_unordered") and not (_picklable(probes)
-                                                       and _picklable(transcriber)):
-        executor = "serial"  # instruments that cannot travel to worker processes
-    exe = executor if hasattr(executor, "map_unordered") else make_executor(
-        executor if isinstance(executor, str) else None, workers=workers)
-    own_exe = exe is not executor
+    exe: Any = None
+    own_exe = False
     timings: dict[str, float] = {}
     rows: list[AttackRow] = []
     try:
+        t0 = time.perf_counter()
+        # Once, before any clip: every duel uses the same instruments, and a reference that
+        # costs money must not be called for an instrument that fails its known answers.
+        canary_record = (preflight(probes=probes, judge=judge, cache=store,
+                                   registry=getattr(probes, "registry", None) or TRAITS)
+                         if canaries else skipped_record())
+        canary_line = status_line(canary_record)
+        timings["canaries_s"] = time.perf_counter() - t0
+        say(f"redteam: {canary_line}")
+        if not hasattr(executor, "map_unordered") and not (_picklable(probes)
+                                                           and _picklable(transcriber)):
+            executor = "serial"  # instruments that cannot travel to worker processes
+        exe = executor if hasattr(executor, "map_unordered") else make_executor(
+            executor if isinstance(executor, str) else None, workers=workers)
+        own_exe = exe is not executor
         t0 = time.perf_counter()
         need_public = holdout_salt is not None and any(s.name == "memoriser" for s in specs)
         render_items = evaluation + (public if need_public else [])
@@ -428,7 +438,7 @@ def redteam(
                             transcriber=transcriber, labels=(opp_label, label), cache=store,
                             executor=exe, progress=False, consistent=consistent, votes=votes,
                             judge_concurrency=judge_concurrency, all_at_once=all_at_once,
-                            canaries=canaries)
+                            canaries=False)  # checked once above
             d = _duel(h2h, opponent=which, partition=part)
             timings[f"{label} vs {opp_label} ({part})"] = time.perf_counter() - t
             say(f"  {label:<18} vs {opp_label:<14} [{part}] {d.brief()}")
@@ -483,7 +493,7 @@ def redteam(
                 base_label=base_label, vs_base=vs_base, vs_reference=vs_ref,
                 extra=tuple(extra), moved=_moved(vs_base), verdict=v, reason=reason))
     finally:
-        if own_exe:
+        if own_exe and exe is not None:
             exe.close()
         if own_store:
             store.close()
@@ -515,7 +525,8 @@ def redteam(
     return RedteamResult(
         rows=tuple(rows), configuration=configuration,
         instruments={k: on[k] for k in INSTRUMENTS},
-        status=list(status_lines(transcriber, judge, probes)), timings=timings)
+        status=[*status_lines(transcriber, judge, probes), canary_line],
+        canaries=canary_record, timings=timings)
 
 
 def _picklable(obj: Any) -> bool:
