@@ -8,10 +8,11 @@ Every manipulation is a pure function of the samples and a seed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,15 +154,29 @@ def _praat(x: FloatArray, rate: int) -> Any:
     return parselmouth.Sound(np.asarray(x, dtype=np.float64), sampling_frequency=rate)
 
 
-def tempo(x: FloatArray, rate: int, factor: float) -> FloatArray:
+@contextlib.contextmanager
+def _praat_seeded(seed: int) -> Iterator[None]:
+    """Praat's overlap-add resynthesis draws random numbers (two calls on the same samples
+    differ), so its generator is seeded for the call and made unpredictable again after."""
+    import parselmouth
+
+    parselmouth.praat.run(f"random_initializeWithSeedUnsafelyButPredictably ({seed})")
+    try:
+        yield
+    finally:
+        parselmouth.praat.run("random_initializeSafelyAndUnpredictably ()")
+
+
+def tempo(x: FloatArray, rate: int, factor: float, seed: int = SEED) -> FloatArray:
     """Speaking rate × ``factor`` with pitch kept (Praat "Lengthen (overlap-add)")."""
     from parselmouth.praat import call
 
-    out = call(_praat(x, rate), "Lengthen (overlap-add)", 75, 600, 1.0 / factor)
+    with _praat_seeded(seed):
+        out = call(_praat(x, rate), "Lengthen (overlap-add)", 75, 600, 1.0 / factor)
     return np.asarray(out.values[0], dtype=np.float64)
 
 
-def pitch_shift(x: FloatArray, rate: int, semitones: float) -> FloatArray:
+def pitch_shift(x: FloatArray, rate: int, semitones: float, seed: int = SEED) -> FloatArray:
     """F0 × 2^(st/12) with formants kept (Praat "Change gender", formant ratio 1)."""
     from parselmouth.praat import call
 
@@ -170,7 +185,9 @@ def pitch_shift(x: FloatArray, rate: int, semitones: float) -> FloatArray:
     median = call(pitch, "Get quantile", 0, 0, 0.5, "Hertz")
     if not math.isfinite(median):
         return x
-    out = call(snd, "Change gender", 75, 600, 1.0, median * 2 ** (semitones / 12), 1.0, 1.0)
+    with _praat_seeded(seed):
+        out = call(snd, "Change gender", 75, 600, 1.0, median * 2 ** (semitones / 12), 1.0,
+                   1.0)
     return np.asarray(out.values[0], dtype=np.float64)
 
 

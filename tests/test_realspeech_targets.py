@@ -1,8 +1,11 @@
-"""The pitch and gender targets of issue 13, checked on the WHOLE real-speech set (110 clips)
-and the whole eSpeak gender calibration set (180 clips), not on a subset: these probes are
-cheap enough. The reference F0 of each clip is tests/data/real_speech/pitch_reference.json
-(benchmarks/real_speech/pitch_reference.py: Praat's defaults, frames confirmed by pYIN or
-Harvest); the gender model's training data shares no speaker with this set."""
+"""The pace, pitch and gender targets of issue 13, checked on the WHOLE real-speech set
+(110 clips) and the whole eSpeak gender calibration set (180 clips), not on a subset: these
+probes are cheap enough. The reference F0 of each clip is
+tests/data/real_speech/pitch_reference.json (benchmarks/real_speech/pitch_reference.py:
+Praat's defaults, frames confirmed by pYIN or Harvest); the reference speaking rate is
+tests/data/real_speech/pace_reference.json (benchmarks/real_speech/pace_reference.py: script
+phones over Silero VAD sounding time), stored so that no test needs Silero; the gender
+model's training data shares no speaker with this set."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 
 import realspeech as rs
-from vocencebench.probes.acoustic import GenderHeuristicProbe, PitchProbe
+from vocencebench.probes.acoustic import GenderHeuristicProbe, PaceProbe, PitchProbe
 from vocencebench.schema import Item, ProbeResult
 
 CLIPS = rs.manifest()
@@ -23,6 +26,13 @@ RATE = 16_000  # every clip of the set (README.md)
 def item(sex: str, cid: str = "x") -> Item:
     return Item(id=cid, instruction="", text="x",
                 traits={"gender": sex, "age": "30", "pitch": "medium"}, difficulty=1)
+
+
+def pace_item(c: rs.RealClip) -> Item:
+    """The clip's own transcript as the script, as pace_reference.py counts it."""
+    assert c.transcript, c.id
+    return Item(id=c.id, instruction="", text=c.transcript,
+                traits={"gender": c.sex, "age": "30", "pace": "moderate"}, difficulty=1)
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +73,50 @@ def test_hum_at_minus_15_db_moves_at_most_3_percent_of_pitch_buckets(
         if after.label != before.label:
             moved.append((c.id, before.value, after.value))
     assert len(moved) <= 0.03 * len(CLIPS), moved
+
+
+@pytest.fixture(scope="module")
+def paced(measured: dict[str, tuple[np.ndarray, ProbeResult, ProbeResult]]
+          ) -> dict[str, ProbeResult]:
+    return {c.id: PaceProbe().measure(rs.make_audio(measured[c.id][0], RATE),
+                                      pace_item(c))["pace"] for c in CLIPS}
+
+
+def test_pace_rank_correlation_with_silero_sounding_time(paced: dict[str, ProbeResult]) -> None:
+    """Spearman ρ ≥ 0.8 between our pace and script phones over Silero VAD sounding time.
+    Both divide the same phone count (checked), so ρ tests the timing of the voice."""
+    from scipy.stats import spearmanr
+
+    with open(rs.DATA / "pace_reference.json", encoding="utf-8") as fh:
+        ref = json.load(fh)["clips"]
+    assert set(ref) == {c.id for c in CLIPS}
+    ours, theirs = [], []
+    for c in CLIPS:
+        res = paced[c.id]
+        assert isinstance(res.value, float), (c.id, res.detail)
+        # a changed phone counter would make the stored reference stale: rebuild it
+        assert res.detail["phones"] == ref[c.id]["phones"], (c.id, "pace_reference.py")
+        ours.append(res.value)
+        theirs.append(ref[c.id]["phones_per_s"])
+    rho = float(spearmanr(ours, theirs)[0])
+    assert rho >= 0.8, rho
+
+
+@pytest.mark.parametrize(("name", "allowed"), [("1 s silence both ends", 0.0),
+                                               ("1 s room tone -40 dB both ends", 0.0),
+                                               ("white noise 20 dB SNR", 0.05)])
+def test_padding_and_noise_move_few_pace_buckets(
+        measured: dict[str, tuple[np.ndarray, ProbeResult, ProbeResult]],
+        paced: dict[str, ProbeResult], name: str, allowed: float) -> None:
+    """Padding (digital silence, or pink room tone at −40 dB re speech, 1 s at both ends)
+    moves no pace bucket; white noise at 20 dB SNR (seeded) moves at most 5 %."""
+    moved = []
+    for c in CLIPS:
+        y, ry = rs.INVARIANT[name](measured[c.id][0], RATE)
+        after = PaceProbe().measure(rs.make_audio(y, ry), pace_item(c))["pace"]
+        if after.label != paced[c.id].label:
+            moved.append((c.id, paced[c.id].value, after.value))
+    assert len(moved) <= allowed * len(CLIPS), moved
 
 
 def test_gender_on_real_speech(

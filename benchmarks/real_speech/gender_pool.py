@@ -1,7 +1,10 @@
 """Build the gender probe's training pool: real read speech of LibriSpeech train-clean-100
 readers that are NOT in the shipped validation set (tests/data/real_speech), cut into short
-excerpts like the probe's clips. The audio is never committed; only the feature table
-``gender_features.json`` that ``fit_gender.py`` fits on is (a few numbers per excerpt).
+excerpts like the probe's clips. Nothing this script writes is committed: neither the audio
+nor any feature table. ``fit_gender.py`` reads the pool's audio (``pool.jsonl`` and the FLAC
+files) and computes the probe's own features from it on every run; what the repository
+keeps is only the fitted model, src/vocencebench/probes/_gender_weights.py. To refit or
+re-measure, rebuild the pool with this script first.
 
 Run (needs the Resemblyzer repository as a bare git mirror, e.g. from the search tool's
 ``fetch`` of github:resemble-ai/Resemblyzer):

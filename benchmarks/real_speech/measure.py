@@ -4,11 +4,12 @@ Run:  PYTHONPATH=src python benchmarks/real_speech/measure.py [--quick]
 
 Requests: each clip is requested as its speaker's sex, age 30, pace/pitch "moderate"/"medium",
 loudness "normal" (labels, not d, are compared). References:
-* pace — script phones over *sounding time* from the Silero VAD on the clean clip (speech
-  segments, gaps ≥ 100 ms removed; silero.py), an independent neural segmentation;
+* pace — tests/data/real_speech/pace_reference.json (pace_reference.py: script phones over
+  *sounding time* from the Silero VAD on the clean clip, speech segments with gaps ≥ 100 ms
+  removed), an independent neural segmentation;
 * pitch — tests/data/real_speech/pitch_reference.json (pitch_reference.py: Praat's ``To Pitch``
   defaults on the clean clip at its own rate, frames confirmed by pYIN or Harvest); Praat's
-  plain default median is reported beside it;
+  plain default median and pYIN's and Harvest's own medians (same file) are reported beside it;
 * loudness — pyloudnorm's ``Meter.integrated_loudness`` (stereo as frames × 2).
 """
 
@@ -24,18 +25,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import silero
+from pace_reference import script
 
 import realspeech as rs
 from vocencebench.probes import default_probes
-from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import Item
 
 TRAITS = ("pace", "pitch", "loudness", "gender")
 
 
 def item(c: rs.RealClip) -> Item:
-    return Item(id=c.id, instruction="", text=c.transcript or "hello",
+    return Item(id=c.id, instruction="", text=script(c),
                 traits={"gender": c.sex, "age": "30", "pace": "moderate", "pitch": "medium",
                         "loudness": "normal", "emotion": "neutral", "accent": "American",
                         "tone": "warm"}, difficulty=1)
@@ -56,10 +56,13 @@ def main() -> None:
     wrong_dir: dict[str, int] = {}
     ref_rate, our_rate, ds_ref, ds_our = [], [], [], []
     pitch_ok = pitch_n = praat_ok = 0
+    tracker_ok: Counter[str] = Counter()
     import json
 
     with open(rs.DATA / "pitch_reference.json", encoding="utf-8") as fh:
         pitch_ref = json.load(fh)["clips"]
+    with open(rs.DATA / "pace_reference.json", encoding="utf-8") as fh:
+        pace_ref = json.load(fh)["clips"]
     gender_ok: Counter[str] = Counter()
     gender_n: Counter[str] = Counter()
     stereo_err: list[float] = []
@@ -75,15 +78,15 @@ def main() -> None:
         sc = ps.speech_check(a)
         margins.append((c.id, sc.speech_s, sc.voiced_s, sc.voiced_share, sc.f0_spread_st,
                         sc.shape_var_db))
-        # pace against Silero sounding time
-        ph = count_syllables(it.text).phones
-        segs = silero.segments(x.astype(np.float32), min_silence_s=0.1)
-        sounding = sum(e - s for s, e in segs)
-        if base["pace"].value is not None and sounding > 0:
-            ref_rate.append(ph / sounding)
+        # pace against Silero sounding time (the same phone count divides both)
+        pr = pace_ref[c.id]
+        if base["pace"].detail.get("phones") != pr["phones"]:
+            raise SystemExit(f"{c.id}: phone count changed; rerun pace_reference.py")
+        if base["pace"].value is not None:
+            ref_rate.append(pr["phones_per_s"])
             our_rate.append(float(base["pace"].value))
             if c.transcript_source == "dataset":
-                ds_ref.append(ph / sounding)
+                ds_ref.append(pr["phones_per_s"])
                 ds_our.append(float(base["pace"].value))
         # pitch against the confirmed-Praat reference (and Praat's plain defaults)
         ref = parselmouth.Sound(x, sampling_frequency=r).to_pitch()
@@ -94,6 +97,9 @@ def main() -> None:
             pitch_n += 1
             pitch_ok += abs(12 * math.log2(ours / pitch_ref[c.id]["reference_hz"])) <= 1.0
             praat_ok += abs(12 * math.log2(ours / np.median(f0))) <= 1.0
+            for tracker in ("pyin", "harvest"):
+                hz = pitch_ref[c.id][f"{tracker}_hz"]
+                tracker_ok[tracker] += hz is not None and abs(12 * math.log2(ours / hz)) <= 1.0
         gender_n[c.sex] += 1
         gender_ok[c.sex] += base["gender"].label == c.sex
         # loudness: mono vs pyloudnorm, stereo (dual mono and decorrelated) vs pyloudnorm
@@ -141,7 +147,9 @@ def main() -> None:
           f" (n={len(ref_rate)}); dataset transcripts only "
           f"{spearmanr(ds_ref, ds_our)[0]:.3f} (n={len(ds_ref)})")
     print(f"pitch: within 1 st of the reference on {pitch_ok}/{pitch_n} "
-          f"({pitch_ok / max(pitch_n, 1):.1%}); of Praat's plain defaults on {praat_ok}/{pitch_n}")
+          f"({pitch_ok / max(pitch_n, 1):.1%}); of Praat's plain defaults on {praat_ok}/{pitch_n}"
+          f"; of pYIN's own median on {tracker_ok['pyin']}/{pitch_n}, of Harvest's on "
+          f"{tracker_ok['harvest']}/{pitch_n}")
     print("pitch/gender buckets moved by hum at -15 dB re speech: "
           + ", ".join(f"{k}: {v}" for k, v in sorted(hum15.items())))
     tot = sum(gender_ok.values()) / sum(gender_n.values())
