@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import json
 import logging
 import os
@@ -335,6 +336,19 @@ def test_tampered_clip_and_flipped_d_are_recomputed_by_a_real_run(tmp_path: Path
     assert [(p.a.S, p.b.S) for p in second.pairs] == [(p.a.S, p.b.S) for p in first.pairs]
     assert [p.a.d for p in second.pairs] == [p.a.d for p in first.pairs]
     assert [p.b.d for p in second.pairs] == [p.b.d for p in first.pairs]
+    # ... and reported: counts per table in run.json, one WARNING line in every report
+    saved = second.save(tmp_path / "run")
+    meta = json.loads((saved / "run.json").read_text())["metadata"]
+    assert meta["cache"]["corrupt"] == {"clips": 1, "probes": 1, "transcripts": 0,
+                                        "verdicts": 0}
+    warning = (f"WARNING: cache: 2 stored entries failed the digest check (clips 1, probes 1) "
+               f"and were recomputed, never used; `vocencebench cache check {path}`")
+    flagged = [x for x in second.summary().splitlines() if "WARNING: cache" in x]
+    assert len(flagged) == 1 and warning in flagged[0], flagged
+    assert warning in (saved / "report.md").read_text()
+    assert html.escape(warning) in (saved / "report.html").read_text()
+    assert "WARNING: cache" not in first.summary()  # nothing to report on a clean cache
     # the recomputed rows replaced the bad ones: a third run finds nothing corrupt
-    third, _ = run()
+    third, again = run()
     assert sum(third.corrupt.values()) == 0 and sum(third.misses.values()) == 0
+    assert "WARNING: cache" not in again.summary()

@@ -177,3 +177,39 @@ def test_listing_is_capped_with_a_count_of_the_rest(
 def test_entries_that_are_not_items_are_refused() -> None:
     with pytest.raises(CorpusError, match="entry 0 is a dict"):
         validate_corpus([{"id": "x"}])  # type: ignore[list-item]
+
+
+def test_every_python_entry_point_refuses_a_bad_corpus_before_any_synthesis(
+    shipped: list[Item], tmp_path: Path,
+) -> None:
+    import vocencebench as vb
+
+    calls: list[str] = []
+
+    def system(text: str, instruction: str) -> bytes:  # must never be asked for a clip
+        calls.append(text)
+        raise RuntimeError("synthesis started before the corpus gate")
+
+    good = shipped[:3]
+    no_pace = {k: v for k, v in good[1].traits.items() if k != "pace"}
+    bad = {
+        "duplicate-id": [good[0], good[1], replace(good[2], id=good[0].id)],
+        "trait-missing": [good[0], replace(good[1], traits=no_pace), good[2]],
+    }
+    entry_points = {
+        "benchmark": lambda c: vb.benchmark(c, system, system, workers=1, progress=False,
+                                            cache=tmp_path / "b.sqlite"),
+        "leaderboard": lambda c: vb.leaderboard(c, {"x": system, "y": system}, workers=1,
+                                                cache=tmp_path / "l.sqlite"),
+        "redteam": lambda c: vb.redteam(c, reference=system, flat=system, workers=1,
+                                        cache=tmp_path / "r.sqlite"),
+    }
+    for kind, corpus in bad.items():
+        for name, call in entry_points.items():
+            with pytest.raises(CorpusError) as err:
+                call(corpus)
+            lines = str(err.value).splitlines()
+            # the gate's own message: its header, then one line for the one kind of problem
+            assert lines[0].startswith("corpus cannot be run: 1 problem(s) in 1 of 3"), lines
+            assert [ln.strip().split(" ")[0] for ln in lines[1:]] == [kind], (name, lines)
+            assert calls == [], (name, kind, len(calls))

@@ -164,9 +164,26 @@ def test_save_run_records_the_set_and_decide_refuses_edited_scores(tmp_path: Pat
     assert main(["decide", str(d / "scores.jsonl")]) == 0
 
 
+def _empty_unwritable_dir() -> str | None:
+    """An existing empty directory that even root cannot create files in (sysfs), if any."""
+    base = Path("/sys/class")
+    with contextlib.suppress(OSError):
+        for d in sorted(base.iterdir()):
+            with contextlib.suppress(OSError):
+                if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
+                    return str(d)
+    return None
+
+
 def test_cli_input_errors_are_one_line_before_any_work(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import vocencebench.compare
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started before its arguments were checked")
+
+    monkeypatch.setattr(vocencebench.compare, "benchmark", no_work)
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "report.html").write_text("<p>theirs</p>")
@@ -178,6 +195,16 @@ def test_cli_input_errors_are_one_line_before_any_work(
         (["--out", str(foreign)], "not created by vocencebench"),
         (["--out", str(foreign / "report.html")], "is a file"),
     ]
+    # An --out that cannot be created or written (the tests may run as root, so chmod would
+    # not bite: sysfs and procfs refuse even root), with the default cache inside it and
+    # with --no-cache (where nothing else would notice before the save, after all the work).
+    unwritable = [("/sys/vocencebench-out", "cannot create output directory"),
+                  ("/proc/vocencebench-out/run", "cannot create output directory")]
+    empty = _empty_unwritable_dir()
+    if empty is not None:  # exists and is empty, so only the write probe can refuse it
+        unwritable.append((empty, "is not writable"))
+    for path, message in unwritable:
+        cases += [(["--out", path], message), (["--out", path, "--no-cache"], message)]
     for extra, message in cases:
         argv = ["run", "--system-a", "espeak-flat", "--system-b", "espeak-follow",
                 "--out", str(tmp_path / "ok"), *extra]

@@ -3,13 +3,16 @@ systems die as a process group, a huge clip fails its item unread, worker counts
 
 The kill tests are the hostile case itself: a real run (both eSpeak systems, two workers) in
 a subprocess of its own session, killed while its worker processes exist; every process it
-started must be gone 5 s later."""
+started must be gone 5 s later. Ctrl-C is also sent through the real CLI while a command
+system hangs: one line, exit 130, nothing left, and the rerun resumes from the cache."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from judge_fakes import tone_wav
 from proc_tools import alive, cmdline, descendants, session, wait_gone
 from vocencebench.adapters import CLIP_MAX_BYTES, CommandAdapter, DirectoryAdapter
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
@@ -180,6 +184,86 @@ def test_an_interrupted_run_ends_with_one_line_and_resumes(tmp_path: Path, how: 
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout.splitlines()[-1]) == {"clip_hits": kept,
                                                         "clip_misses": 12 - kept}
+
+
+# A command system for the CLI test: its first clip comes at once (a tone copied into {out});
+# while STATE/hold exists every later call says so in STATE/started and then hangs, so the
+# run is certainly in the middle of its work when Ctrl-C arrives.
+_HOLDING_TTS = """
+import os, shutil, sys, time
+
+out, state = sys.argv[1], sys.argv[2]
+try:
+    os.close(os.open(os.path.join(state, "first"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    first = True
+except FileExistsError:
+    first = False
+if not first and os.path.exists(os.path.join(state, "hold")):
+    open(os.path.join(state, "started"), "w").close()
+    time.sleep(600)
+shutil.copyfile(os.path.join(state, "tone.wav"), out)
+"""
+
+
+def _cached_clips(path: Path) -> int:
+    """Clip rows in the cache at ``path`` (0 while it does not exist yet), read-only."""
+    import sqlite3
+
+    if not path.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM clips").fetchone()[0])
+    except sqlite3.Error:  # created but its tables not yet committed
+        return 0
+
+
+def test_ctrl_c_on_the_cli_ends_with_one_line_and_the_rerun_resumes(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "tone.wav").write_bytes(tone_wav(180.0, seconds=1.5))
+    (state / "hold").touch()
+    (tmp_path / "holding_tts.py").write_text(_HOLDING_TTS)
+    system = (f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(tmp_path / 'holding_tts.py'))}"
+              f" {{out}} {shlex.quote(str(state))}")
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "vocencebench", "run", "--system-a", "espeak-flat",
+            "--system-b", system, "--label-b", "holding", "--limit", "2", "--out", str(out),
+            "--quiet"]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    err = tmp_path / "stderr.txt"
+    with open(err, "wb") as f:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=f,
+                                start_new_session=True)
+    snapshot: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        # Under way: the held command is running and some clip is already in the cache.
+        while not ((state / "started").exists() and _cached_clips(out / "cache.sqlite")):
+            assert proc.poll() is None, err.read_text()[-2000:]
+            assert time.monotonic() < deadline, "the run never got under way"
+            time.sleep(0.05)
+        snapshot = descendants(proc.pid)  # the held command's guard and python among them
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the foreground group
+        assert proc.wait(timeout=60) == 130, err.read_text()[-2000:]
+        left = wait_gone(snapshot, proc.pid, 5.0)
+        assert not left, [cmdline(p) for p in left]
+    finally:  # the held command is in a session of its own: reap it from the snapshot too
+        _reap(session(proc.pid) | descendants(proc.pid) | snapshot)
+    assert err.read_text().splitlines() == [
+        "vocencebench: interrupted; finished work is kept in the cache, run the same command "
+        "to resume."], err.read_text()
+    assert not (out / "run.json").exists()
+
+    kept = _cached_clips(out / "cache.sqlite")
+    assert 1 <= kept < 4
+    (state / "hold").unlink()
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    cache = json.loads((out / "run.json").read_text())["metadata"]["cache"]
+    # every clip finished before Ctrl-C came from the cache; only the rest was synthesised
+    assert (cache["hits"]["clips"], cache["misses"]["clips"]) == (kept, 4 - kept)
 
 
 # --------------------------------------------------------------------------- command systems

@@ -376,6 +376,10 @@ class Engine:
         executor's running units (finished work is already in the cache)."""
         for f in list(self._in_flight):
             f.cancel()
+        if now:  # a stage thread waiting on a command system would outlive the interrupt
+            from .adapters import kill_running_commands
+
+            kill_running_commands()
         pools = [*self._synth_threads, self._judge_threads, self._batch_threads]
         for pool in pools:
             if pool is not None:

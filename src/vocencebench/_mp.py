@@ -12,9 +12,12 @@ caller keeps the standard context, which then needs the guard as usual.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import pickle
 import pickletools
+import signal
 import threading
 from collections.abc import Callable
 from multiprocessing import context, popen_forkserver, spawn
@@ -52,21 +55,69 @@ def _without_main(real: Callable[[str], dict[str, Any]]) -> Callable[[str], dict
     return prepare
 
 
-class _NoMainPopen(popen_forkserver.Popen):
+class _QuietPopen(popen_forkserver.Popen):
+    """A forkserver launch that a Ctrl-C cannot tear.
+
+    A Ctrl-C raised while the launch waits for the forkserver's answer left a worker the pool
+    never learnt of: it started anyway, found the interrupted pool's semaphores gone and
+    printed a traceback under the run's one line. So a Ctrl-C is held back for the length of
+    the launch (in the main thread, where Python raises it), the worker is then killed, and
+    the signal delivered again with the handler it would have met. And the first launch
+    starts the forkserver, a fresh interpreter that ignores SIGINT only once its main() runs:
+    started with SIGINT blocked, it and every worker it forks inherit the mask (CPython's own
+    protection of its resource tracker, bpo-33613), so a Ctrl-C in that instant cannot make
+    it print a traceback either.
+    """
+
+    def _launch(self, process_obj: Any) -> None:
+        held: list[int] = []
+        old_handler: Any = None
+        # (a handler installed outside Python reads as None and could not be put back)
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not None):
+            old_handler = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        old_mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                    if hasattr(signal, "pthread_sigmask") else None)
+        try:
+            super()._launch(process_obj)  # type: ignore[misc]
+        finally:
+            if old_mask is not None:  # a SIGINT this thread held back is recorded now
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            if old_handler is not None:
+                signal.signal(signal.SIGINT, old_handler)
+            if held:
+                pid = getattr(self, "pid", None)
+                if pid:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                signal.raise_signal(signal.SIGINT)
+
+
+class _NoMainPopen(_QuietPopen):
     def _launch(self, process_obj: Any) -> None:
         with _LAUNCH_LOCK:
             real = spawn.get_preparation_data
             spawn.get_preparation_data = _without_main(real)  # type: ignore[assignment]
             try:
-                super()._launch(process_obj)  # type: ignore[misc]
+                super()._launch(process_obj)
             finally:
                 spawn.get_preparation_data = real  # type: ignore[assignment]
+
+
+class _QuietProcess(context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _QuietPopen(process_obj)
 
 
 class _NoMainProcess(context.ForkServerProcess):
     @staticmethod
     def _Popen(process_obj: Any) -> Any:
         return _NoMainPopen(process_obj)
+
+
+class _QuietContext(context.ForkServerContext):
+    Process = _QuietProcess  # type: ignore[assignment]
 
 
 class _NoMainContext(context.ForkServerContext):
@@ -80,5 +131,5 @@ def worker_context(*, import_main: bool = False) -> multiprocessing.context.Base
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     if import_main:
-        return multiprocessing.get_context("forkserver")
+        return _QuietContext()
     return _NoMainContext()

@@ -42,6 +42,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ __all__ = [
     "Qwen3TTSAdapter",
     "SystemHooks",
     "TTSSystem",
+    "kill_running_commands",
     "parse_system_spec",
     "synthesize_item",
     "system_hooks",
@@ -276,6 +278,23 @@ CLIP_MAX_BYTES = 50_000_000
 
 _GUARD = str(Path(__file__).with_name("_cmdguard.py"))
 
+# Command groups running now in this process. A command runs in a stage thread, which never
+# sees the main thread's KeyboardInterrupt; without this the interrupted run would wait, at
+# interpreter exit, for that thread and so for the command (the guard's lifeline only fires
+# once this process is gone): Ctrl-C would hang until the command's timeout.
+_running: set[tuple[subprocess.Popen[bytes], bool]] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running_commands() -> int:
+    """Kill the process group of every command system this process is running now (what an
+    interrupted run does before it returns); their calls then fail. Returns how many."""
+    with _running_lock:
+        running = list(_running)
+    for proc, grouped in running:
+        _kill_group(proc, grouped)
+    return len(running)
+
 
 def _size(n: int) -> str:
     return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
@@ -425,6 +444,9 @@ class CommandAdapter:
                 finally:
                     if grouped:
                         os.close(life_r)
+                entry = (proc, grouped)
+                with _running_lock:
+                    _running.add(entry)
                 try:
                     return _wait(proc, self.timeout)
                 except subprocess.TimeoutExpired:
@@ -435,6 +457,9 @@ class CommandAdapter:
                 except BaseException:  # Ctrl-C, an error here: take the command along
                     _kill_group(proc, grouped)
                     raise
+                finally:
+                    with _running_lock:
+                        _running.discard(entry)
         finally:
             if grouped:
                 os.close(life_w)

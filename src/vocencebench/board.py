@@ -640,6 +640,7 @@ def leaderboard(
     judge_cache = getattr(judge, "cache", None)
     hits0: dict[str, int] = {}
     misses0: dict[str, int] = {}
+    corrupt0: dict[str, int] = {}
     try:
         plan = plan_judge_calls(its, systems, judge, anchor=anchor, cache=store,
                                 consistent=consistent, votes=votes, all_at_once=all_at_once,
@@ -647,7 +648,7 @@ def leaderboard(
         for line in plan.describe():
             if announce is not None:
                 announce(line)
-        hits0, misses0 = dict(store.hits), dict(store.misses)
+        hits0, misses0, corrupt0 = dict(store.hits), dict(store.misses), dict(store.corrupt)
         timings: dict[str, Any] = {"pairs_s": {}}
         t_all = time.perf_counter()
         # Once, before any pair: every pair measures with the same instruments, and no system
@@ -681,7 +682,8 @@ def leaderboard(
             judge.cache = judge_cache  # the run's store is closed below; give the judge back
         cache_meta = {"path": None if tmp is not None else str(store.path),
                       "hits": {k: v - hits0.get(k, 0) for k, v in store.hits.items()},
-                      "misses": {k: v - misses0.get(k, 0) for k, v in store.misses.items()}}
+                      "misses": {k: v - misses0.get(k, 0) for k, v in store.misses.items()},
+                      "corrupt": {k: v - corrupt0.get(k, 0) for k, v in store.corrupt.items()}}
         if own_store:
             store.close()
         if tmp is not None:

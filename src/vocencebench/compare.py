@@ -285,7 +285,7 @@ def _run(
         meta["status"] = status_lines(transcriber, judge, probes, reg)
         meta["status"].append(_canary_status(canary_meta if canaries else None))
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
-                         "misses": dict(store.misses)}
+                         "misses": dict(store.misses), "corrupt": dict(store.corrupt)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
                               "allowed": allow_incomplete, "stopped": engine.stop_reason}
         return Head2Head(labels=labels, pairs=pairs, decision=decision, metadata=meta,

@@ -178,6 +178,28 @@ def _banner(h: Head2Head) -> list[str]:
             "retries only what is missing."]
 
 
+def _cache_warning(h: Head2Head) -> list[str]:
+    """One WARNING line when cached rows failed their digest check (empty otherwise).
+
+    Such a row was never used, only recomputed, so it is no failure of any system or
+    instrument; but a cache that keeps failing its digests is damaged or being tampered with,
+    and whoever reads the report should hear about it.
+    """
+    cache = h.metadata.get("cache")
+    if not isinstance(cache, dict) or not isinstance(cache.get("corrupt"), dict):
+        return []  # no cache, or a run.json written before the counts were recorded
+    corrupt = cache["corrupt"]
+    bad = {t: n for t, n in corrupt.items() if isinstance(n, int) and n > 0}
+    if not bad:
+        return []
+    n = sum(bad.values())
+    what = ", ".join(f"{t} {k}" for t, k in bad.items())
+    where = cache.get("path") or "PATH"
+    return [f"WARNING: cache: {n} stored {'entry' if n == 1 else 'entries'} failed the digest "
+            f"check ({what}) and {'was' if n == 1 else 'were'} recomputed, never used; "
+            f"`vocencebench cache check {where}` lists the damage"]
+
+
 def _failure_lines(h: Head2Head) -> list[str]:
     """Plain-text lines of the failures (shared by the summary and the Markdown)."""
     f = failure_summary(h)
@@ -296,7 +318,7 @@ def render_summary(h: Head2Head) -> str:
     m = h.metadata
     lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
              f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in _banner(h) + h.status()]
+    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + h.status()]
     missing = _not_scored(h)
     if missing:
         lines.append(f"  not scored in this run: {', '.join(missing)}")
@@ -344,7 +366,7 @@ def render_markdown(h: Head2Head) -> str:
     la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
-    out += [f"> **{_md(s)}**" for s in _banner(h)]
+    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h)]
     out += [f"> {_md(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
@@ -614,8 +636,9 @@ def render_html(h: Head2Head) -> str:
     d = h.decision
     rows = _dimension_rows(h)
     ga, gb = _gate_rates(h)
-    status = "\n".join(h.status() + ([f"not scored: {', '.join(_not_scored(h))}"]
-                                     if _not_scored(h) else []))
+    status = "\n".join(_cache_warning(h) + h.status()
+                       + ([f"not scored: {', '.join(_not_scored(h))}"]
+                          if _not_scored(h) else []))
     table = ["<table><tr><th>dimension</th><th>mean d " + html.escape(la) + "</th><th>mean d "
              + html.escape(lb) + "</th><th>success " + html.escape(la) + "</th><th>success "
              + html.escape(lb) + "</th><th>win rate " + html.escape(lb) + "</th><th>n</th></tr>"]

@@ -339,6 +339,12 @@ def redteam(
     corpus = list(items)
     if not corpus:
         raise ConfigError("the corpus is empty: nothing to attack")
+    from ..corpus import validate_corpus
+    from ..traits import TRAITS
+
+    # The one corpus gate, before the clips are pre-rendered (the duels' own gate in
+    # benchmark() would only see the corpus after that synthesis).
+    validate_corpus(corpus, registry=getattr(probes, "registry", None) or TRAITS)
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise ConfigError(f"limit must be ≥ 1, got {limit!r}")
     specs: list[AttackSpec] = (list(CATALOGUE) if attacks is None
