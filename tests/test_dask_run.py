@@ -1,6 +1,7 @@
 """A whole run on a real Dask cluster on 127.0.0.1 (a ``dask scheduler`` and two
 ``dask worker`` processes started here), with one worker SIGKILLed mid-run: the scheduler
-reruns its units elsewhere and the scores are the same bytes as a local run."""
+reruns its units elsewhere and the scores are the same bytes as a local run. And a component
+that cannot be pickled is refused on Dask, never run in the client instead."""
 
 from __future__ import annotations
 
@@ -138,3 +139,44 @@ def test_a_worker_killed_mid_run_changes_no_score(tmp_path: Path) -> None:
     assert ((tmp_path / "local" / "scores.jsonl").read_bytes()
             == (tmp_path / "remote" / "scores.jsonl").read_bytes())
     assert [p.to_dict() for p in local.pairs] == [p.to_dict() for p in remote.pairs]
+
+
+def test_a_component_that_cannot_travel_is_refused_on_dask() -> None:
+    # An in-process cluster (no sockets): the refusal comes before any unit is sent.
+    from distributed import LocalCluster
+
+    from vocencebench.errors import ConfigError
+    from vocencebench.executor import DaskExecutor
+
+    class LocalPitch(SlowPitch):  # local to this function: these do not pickle
+        name = "local-pitch"
+
+    class LocalLoud(BatchedLoudness):
+        name = "local-loud"
+
+    synthesised: list[str] = []
+
+    def hum(text: str, instruction: str) -> bytes:
+        synthesised.append(text)
+        return Hum(250.0)(text, instruction)
+
+    cluster = LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                           dashboard_address=None)
+    exe = DaskExecutor(cluster=cluster)
+    try:
+        with pytest.raises(ConfigError, match=r"the Dask executor runs the per-clip analysis "
+                                              r"on its workers, but probe local-pitch@1 cannot "
+                                              r"be pickled .*--executor local"):
+            vb.benchmark(ITEMS[:2], hum, Hum(190.0),
+                         probes=vb.ProbeSet([LocalPitch(0.0)], check_speech=False),
+                         labels=("a", "b"), executor=exe, progress=False, canaries=False)
+        with pytest.raises(ConfigError, match=r"the batched probes on its workers, but "
+                                              r"probe local-loud@1 cannot be pickled"):
+            vb.benchmark(ITEMS[:2], hum, Hum(190.0),
+                         probes=vb.ProbeSet([SlowPitch(0.0), LocalLoud()],
+                                            check_speech=False),
+                         labels=("a", "b"), executor=exe, progress=False, canaries=False)
+    finally:
+        exe.close()
+        cluster.close()  # type: ignore[no-untyped-call]
+    assert synthesised == []  # refused before any work

@@ -8,16 +8,22 @@ through one queue::
       │
       ├─► synthesis a ─┐  per-item systems: ``concurrency`` client threads
       ├─► synthesis b ─┤  batched systems: chunks of 16, a client thread or a Dask worker
-      │                ▼  each clip committed to the cache as it arrives, bytes dropped
-      │        clip ready ─► analyse (executor: decode once, gate, per-clip probes)
+      │                ▼  each clip committed to the cache as it arrives
+      │        clip ready: one Clip per side ─► analyse (executor: decode, gate, per-clip
+      │                          │                       probes)
       │                          └─► batched probes (client thread / Dask GPU worker)
       │        both sides analysed ─► judge (``judge_concurrency`` client threads)
       └─────────── item closed ─► combine ─► PairResult placed by its corpus index
 
 Nothing waits for a stage to finish the whole corpus: the judge and the gate start as soon as
-an item's two clips exist. Clips live in the cache (or a temporary on-disk store) and are read
-back when a stage needs them, so memory is bounded by what is in flight, not by the corpus.
-Results are placed by item index: completion order never changes the output.
+an item's two clips exist. Each open item holds its side's :class:`~vocencebench.audio.Clip`
+(bytes, sha256, audio decoded on first use), made once when the bytes arrive (synthesised or
+read back from the cache) and shared by every stage in this process — the in-process
+analysis, the batched probes, the judge — so a clip is decoded once here; an analysis unit
+sent to a worker process decodes its own copy there. The clip is dropped when nothing after
+it needs it (the item closes, or its analysis is done and there is no judge), so memory is
+bounded by the items open, not by the corpus. Results are placed by item index: completion
+order never changes the output.
 
 Failures follow :mod:`vocencebench._failures`: a system's failure scores that side 0; an
 instrument's makes the item incomplete and is never cached as done (a rerun retries it); a
@@ -27,11 +33,9 @@ what is running finish, and marks every unfinished item incomplete with that rea
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import hashlib
+import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -49,20 +53,27 @@ from .pair import ClipAnalysis, PairResult, combine, needs_judge
 from .result import PairList
 from .schema import Item, ProbeResult, Verdict
 from .stages import (
+    BatchedProbe,
     BatchJob,
     ClipJob,
     ClipOutcome,
     Handle,
+    PairJudge,
+    ProbeSuite,
     SynthJob,
     analyse,
     handle,
     judge_pair,
     measure,
+    pickle_problem,
     synthesize,
 )
 from .traits import TraitRegistry
+from .transcribe import Transcriber
 
 __all__ = ["DEFAULT_WINDOW", "SPILL_PAIRS", "Engine", "RunOptions"]
+
+log = logging.getLogger(__name__)
 
 #: Items open (admitted, not yet closed) at once: bounds memory and the work in flight.
 DEFAULT_WINDOW = 64
@@ -95,6 +106,10 @@ class RunOptions:
 class _Side:
     key: str
     sha: str | None = None
+    # The one Clip of this side in the client, made when its bytes arrive and dropped when
+    # the item closes: the in-process analysis, the batched probes and the judge share it,
+    # so the clip is decoded once in this process (a worker process decodes its own copy).
+    clip: Clip | None = None
     keys: tuple[str, str] = ("", "")  # (transcript key, probe key)
     part: dict[str, Any] | None = None
     transcript: dict[str, Any] | None = None
@@ -185,21 +200,6 @@ class _Runner:
             abort()
 
 
-def _delete_row(store: Cache, table: str, key: str) -> None:
-    """Forget one cached value (the hostile stream's ``Cache.delete``; raw SQL until then)."""
-    delete = getattr(store, "delete", None)
-    if callable(delete):
-        delete(table, key)
-        return
-    db = getattr(store, "_db", None)
-    lock = getattr(store, "_lock", None)
-    if db is None or lock is None:
-        return
-    with lock, contextlib.suppress(sqlite3.Error):
-        db.execute(f"DELETE FROM {table} WHERE key=?", (key,))
-        db.commit()
-
-
 class Engine:
     """One run of the stages over ``items`` (see the module docstring)."""
 
@@ -210,9 +210,9 @@ class Engine:
         hooks: tuple[SystemHooks, SystemHooks],
         *,
         options: RunOptions,
-        probes: Any,
-        transcriber: Any,
-        judge: Any,
+        probes: ProbeSuite | None,
+        transcriber: Transcriber | None,
+        judge: PairJudge | None,
         store: Cache,
         clip_stores: tuple[Cache, Cache],
         executor: Any,
@@ -251,16 +251,34 @@ class Engine:
 
         # -- probes: per-clip part (executor) and batched part (one model copy)
         per_clip, batched = _split_batched(probes)
-        self._batched: tuple[Any, ...] = batched
+        self._batched: tuple[BatchedProbe, ...] = batched
         self._batched_traits = tuple(t for p in batched for t in p.traits)
-        in_process = not (_portable(per_clip) and _portable(transcriber))
+        #: Status lines about where work runs that differ from what the executor promises
+        #: (the run's metadata and summary show them).
+        self.notes: list[str] = []
+        stuck = _unpicklable((("probe set", per_clip), ("transcriber", transcriber)))
+        if dask is not None:
+            _refuse_on_dask(stuck, "the per-clip analysis")
+            if batched:
+                _refuse_on_dask(_unpicklable((("probe set", batched),)), "the batched probes")
+        elif stuck and callable(getattr(executor, "submit", None)):
+            # The pool cannot take the component: the analysis runs here, in one thread —
+            # said loudly, since the run would otherwise look like it used the pool.
+            note = (f"ANALYSIS IN ONE CLIENT THREAD: {'; '.join(stuck)}; so the per-clip "
+                    f"analysis runs in one thread of this process, not on the "
+                    f"{getattr(executor, 'name', '?')} executor's "
+                    f"{getattr(executor, 'workers', '?')} worker(s) — make it picklable (a "
+                    "module-level class holding no lambda, open file, lock or client) to use "
+                    "them")
+            log.warning("%s", note)
+            self.notes.append(note)
         gpu = dask.gpu_resources() if dask is not None else None
-        self._runner = _Runner(executor, in_process=in_process, gpu=gpu)
+        self._runner = _Runner(executor, in_process=bool(stuck), gpu=gpu)
         remote = self._runner.remote
         self._per_clip = handle(per_clip, portable=remote) if per_clip is not None else None
         self._trans = handle(transcriber, portable=remote) if transcriber is not None else None
         self._trans_gpu = dask is not None and dask.wants_gpu(transcriber)
-        self._batch_remote = bool(dask is not None and batched and _portable(batched))
+        self._batch_remote = bool(dask is not None and batched)
         self._batch_handle = handle(batched, portable=self._batch_remote) if batched else None
         self._batch_threads = (ThreadPoolExecutor(1, thread_name_prefix="vocencebench-batch")
                                if batched and not self._batch_remote else None)
@@ -282,8 +300,13 @@ class Engine:
             if hk.batched and not hk.per_item:
                 self._synth_limit[s] = want or 1
                 placement = hk.placement or dask.default_placement(systems[s]) if dask else None
-                self._synth_remote[s] = bool(dask is not None and placement == "worker"
-                                             and _portable(systems[s]))
+                self._synth_remote[s] = placement == "worker"
+                if self._synth_remote[s]:
+                    _refuse_on_dask(_unpicklable(((f"system {options.labels[s]!r}",
+                                                   systems[s]),)),
+                                    f"the synthesis of system {options.labels[s]!r} (placement "
+                                    "'worker'; set its placement = 'client' to synthesise in "
+                                    "this process)")
                 self._synth_handle[s] = handle(systems[s], portable=self._synth_remote[s])
             else:
                 self._synth_limit[s] = want or 1
@@ -496,7 +519,8 @@ class Engine:
         st = self._open[i]
         side = st.sides[s]
         item = st.item
-        side.sha = hashlib.sha256(data).hexdigest()
+        side.clip = Clip.from_bytes(data, name=f"{self.opt.labels[s]}/{item.id}")
+        side.sha = side.clip.sha256
         side.keys = _analysis_keys(item, side.sha, self.probes, self.transcriber)
         tkey, pkey = side.keys
         side.part = self.store.get_json("probes", pkey)
@@ -508,11 +532,18 @@ class Engine:
             self._side_done(i, s, _assemble(item, self.opt.labels[s], side.part,
                                             side.transcript))
             return
-        job = ClipJob(item, data, self.opt.labels[s],
+        job = ClipJob(item, side.clip, self.opt.labels[s],
                       self._per_clip if side.part is None else None,
                       self._trans if need_tr else None,
                       speech_check=bool(self._batched) and side.part is None)
         self._analysis_pending.append((i, s, job))
+
+    def _clip(self, i: int, s: int) -> Clip:
+        """Side ``s`` of open item ``i``'s clip: the one made in :meth:`_clip_ready`."""
+        clip = self._open[i].sides[s].clip
+        if clip is None:  # pragma: no cover - only a measured side reaches the later stages
+            raise RuntimeError(f"internal error: item {i} side {s} has no clip")
+        return clip
 
     def _pump_analysis(self) -> None:
         while self._analysis_pending and self._analysis_in_flight < self._runner.limit:
@@ -546,7 +577,8 @@ class Engine:
         out: ClipOutcome = fut.result()
         an = out.analysis
         if an.failure is not None:  # undecodable: the system's failure, never a cached clip
-            _delete_row(self.clip_stores[s], "clips", side.key)
+            self.clip_stores[s].delete("clips", side.key)
+            side.clip = None
             self._progress.tick("analyse")
             self._side_done(i, s, an)
             return
@@ -584,12 +616,10 @@ class Engine:
         fill = [(i, s, an, no_speech) for i, s, an, no_speech in take if no_speech is not None]
         for i, s, an, no_speech in fill:  # no speech: every batched trait is unmeasurable
             assert no_speech is not None
-            filler = getattr(self.probes, "unmeasurable_results", None)
-            if not callable(filler):  # pragma: no cover - a ProbeSet without the VAD
-                run.append((i, s, an))
-                continue
+            assert self.probes is not None  # batched probes come from the probe set
             try:
-                extra = dict(filler(self.items[i], no_speech, traits=self._batched_traits))
+                extra = dict(self.probes.unmeasurable_results(self.items[i], no_speech,
+                                                              traits=self._batched_traits))
             except ConfigError:
                 raise
             except Exception as exc:  # the probe set's own error: the instrument's
@@ -600,23 +630,11 @@ class Engine:
             self._batch_done(i, s, an, extra)
         if not run:
             return
-        clips: list[bytes | Clip] = []
-        keep: list[tuple[int, int, ClipAnalysis]] = []
-        for i, s, an in run:
-            hit = self.clip_stores[s].get_bytes("clips", self._open[i].sides[s].key)
-            if hit is None:
-                self._progress.tick("analyse")
-                self._side_done(i, s, replace(an, instrument_failure=fail.reason(
-                    fail.PROBES, f"{self.opt.labels[s]}: the clip left the cache before the "
-                    "batched probes ran")))
-                continue
-            clips.append(hit[0] if self._batch_remote else Clip.from_bytes(hit[0]))
-            keep.append((i, s, an))
-        if not keep:
-            return
+        keep = run
         assert self._batch_handle is not None
+        # The sides' own clips: decoded already when the analysis ran in this process.
         job = BatchJob(self._batch_handle, tuple(self.items[i] for i, _, _ in keep),
-                       tuple(clips))
+                       tuple(self._clip(i, s) for i, s, _ in keep))
         if self._batch_remote:
             fut: Future[Any] = self.dask.submit(measure, job, gpu=True)
         else:
@@ -651,6 +669,7 @@ class Engine:
                     extra: Mapping[str, ProbeResult]) -> None:
         st = self._open[i]
         side = st.sides[s]
+        assert self.probes is not None  # batched probes come from the probe set
         merged = replace(an, probes=_merge_results(self.probes, [an.probes, extra]))
         side.part = _part(merged)
         self.store.put_json("probes", side.keys[1], side.part)
@@ -663,6 +682,8 @@ class Engine:
     def _side_done(self, i: int, s: int, an: ClipAnalysis) -> None:
         st = self._open[i]
         st.sides[s].analysis = an
+        if self.judge is None:  # nothing after the analysis needs the clip: free it now
+            st.sides[s].clip = None
         a, b = st.sides[0].analysis, st.sides[1].analysis
         if a is None or b is None:
             return
@@ -674,16 +695,7 @@ class Engine:
                                           self._stopped))
             self._close(i)
             return
-        clips: list[Clip] = []
-        for k in (0, 1):
-            hit = self.clip_stores[k].get_bytes("clips", st.sides[k].key)
-            if hit is None:
-                why = fail.reason(fail.JUDGE, f"{self.opt.labels[k]}'s clip left the cache "
-                                              "before judging")
-                st.jfail.update(dict.fromkeys(self.opt.registry.judged_dimensions(), why))
-                self._close(i)
-                return
-            clips.append(Clip.from_bytes(hit[0]))
+        clip_a, clip_b = self._clip(i, 0), self._clip(i, 1)
         dims = self.opt.registry.judged_dimensions()
         jobs = [tuple(dims)] if self.opt.all_at_once else [(d,) for d in dims]
         assert self._judge_threads is not None
@@ -691,7 +703,7 @@ class Engine:
         st.judge_left = len(jobs)
         for ds in jobs:
             fut = self._judge_threads.submit(
-                self._guarded, judge_pair, self.judge, st.item, clips[0], clips[1], ds,
+                self._guarded, judge_pair, self.judge, st.item, clip_a, clip_b, ds,
                 all_at_once=self.opt.all_at_once, consistent=self.opt.consistent,
                 votes=self.opt.votes)
             self._span("judge")
@@ -732,6 +744,8 @@ class Engine:
 
     def _close(self, i: int) -> None:
         st = self._open.pop(i)
+        for side in st.sides:  # memory stays bounded by the items open
+            side.clip = None
         a, b = st.sides[0].analysis, st.sides[1].analysis
         assert a is not None and b is not None
         self._keep(i, combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
@@ -785,18 +799,46 @@ def _skipped(fut: Future[Any]) -> bool:
     return fut.cancelled() or isinstance(fut.exception(), _Halted)
 
 
-def _portable(obj: object) -> bool:
-    from .stages import picklable
+def _unpicklable(components: Sequence[tuple[str, object]]) -> list[str]:
+    """For each component that does not pickle (so cannot run in another process): what it
+    is and why; for a probe set (or a tuple of probes), the probe that is the cause."""
+    out = []
+    for what, obj in components:
+        why = None if obj is None else pickle_problem(obj)
+        if why is None:
+            continue
+        name = f"{what} {type(obj).__qualname__}"
+        if what == "probe set":
+            members = obj if isinstance(obj, tuple) else (
+                *getattr(obj, "probes", ()), *getattr(obj, "diagnostics", ()))
+            for p in members:
+                cause = pickle_problem(p)
+                if cause is not None:
+                    name, why = f"probe {p.name}@{p.version}", cause
+                    break
+        elif what == "transcriber":
+            name = f"transcriber {getattr(obj, 'engine', type(obj).__qualname__)}"
+        out.append(f"{name} cannot be pickled ({why})")
+    return out
 
-    return obj is None or picklable(obj)
+
+def _refuse_on_dask(stuck: Sequence[str], work: str) -> None:
+    """A Dask run sends ``work`` to the workers; a component that cannot travel is refused,
+    never run quietly in the client instead (the run would claim work it did not do)."""
+    if stuck:
+        raise ConfigError(
+            f"the Dask executor runs {work} on its workers, but {'; '.join(stuck)}: make it "
+            "picklable (a module-level class holding no lambda, open file, lock or client), "
+            "or run with --executor local (executor='local')")
 
 
-def _split_batched(probes: Any) -> tuple[Any, tuple[Any, ...]]:
+def _split_batched(probes: ProbeSuite | None
+                   ) -> tuple[ProbeSuite | None, tuple[BatchedProbe, ...]]:
     """(probes that run per clip on the executor, probes with ``measure_batch`` that run
     batched in one place — the model-backed classifiers, one model copy)."""
     if probes is None:
         return None, ()
-    batched = tuple(p for p in probes.probes if callable(getattr(p, "measure_batch", None)))
+    batched = tuple(p for p in probes.probes if isinstance(p, BatchedProbe))
     if not batched:
         return probes, ()
     # The same set (its class, registry, diagnostics and speech check) without the batched
@@ -806,7 +848,7 @@ def _split_batched(probes: Any) -> tuple[Any, tuple[Any, ...]]:
     return per_clip, batched
 
 
-def _merge_results(probes: Any, results: Sequence[Mapping[str, ProbeResult]]
+def _merge_results(probes: ProbeSuite, results: Sequence[Mapping[str, ProbeResult]]
                    ) -> dict[str, ProbeResult]:
     """Per trait, the result of the latest probe in ``probes`` (ProbeSet priority)."""
     rank = {pid: k for k, pid in enumerate(probes.ids)}
@@ -818,7 +860,8 @@ def _merge_results(probes: Any, results: Sequence[Mapping[str, ProbeResult]]
     return {t: best[t] for t in probes.registry.names() if t in best}
 
 
-def _analysis_keys(item: Item, sha: str, probes: Any, transcriber: Any) -> tuple[str, str]:
+def _analysis_keys(item: Item, sha: str, probes: ProbeSuite | None,
+                   transcriber: Transcriber | None) -> tuple[str, str]:
     tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None)})
     pkey = cache_key({"audio": sha, "probes": list(probes.ids) if probes else [],
                       "request": item.traits, "text": item.text})

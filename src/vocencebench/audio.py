@@ -60,8 +60,11 @@ __all__ = [
     "WAV_PLACEHOLDER_MIN",
     "Audio",
     "Clip",
+    "WavLayout",
     "load_audio",
     "to_wav_bytes",
+    "wav_duration_s",
+    "wav_layout",
 ]
 
 #: Largest encoded clip accepted by default, in bytes (50 MB: ten times a 60 s, 48 kHz, 16-bit
@@ -205,8 +208,68 @@ def _read_input(data: bytes | bytearray | memoryview | str | os.PathLike[str],
     )
 
 
-def _is_placeholder(size: int) -> bool:
-    return size == 0 or size >= WAV_PLACEHOLDER_MIN
+@dataclass(frozen=True)
+class WavLayout:
+    """Where the parts of a RIFF/WAVE file are, as its header declares them (all in bytes).
+
+    ``riff_size``: the RIFF header's size field. ``byte_rate`` / ``block_align``: from the
+    ``fmt `` chunk (0 when it is missing or short). ``data_at``: offset of the ``data``
+    chunk's header (None: no ``data`` chunk). ``data_size``: its declared size.
+    ``data_have``: bytes after that header in the file. A size field of 0 or of at least
+    :data:`WAV_PLACEHOLDER_MIN` is a streaming placeholder (:meth:`is_placeholder`).
+    """
+
+    riff_size: int
+    byte_rate: int = 0
+    block_align: int = 0
+    data_at: int | None = None
+    data_size: int = 0
+    data_have: int = 0
+
+    @staticmethod
+    def is_placeholder(size: int) -> bool:
+        """Whether a size field means "unknown" (see the module docstring)."""
+        return size == 0 or size >= WAV_PLACEHOLDER_MIN
+
+    @property
+    def audio_bytes(self) -> int:
+        """Bytes of samples the file holds: all of them, cut to whole frames, behind a
+        placeholder; else the declared size, or less when the file is shorter."""
+        if self.is_placeholder(self.data_size):
+            have = self.data_have
+            return have - have % self.block_align if self.block_align > 0 else have
+        return min(self.data_size, self.data_have)
+
+
+def wav_layout(raw: bytes) -> WavLayout | None:
+    """The :class:`WavLayout` of RIFF/WAVE bytes (None for anything else): the one walk over
+    a WAV file's chunks, shared by the decoder, the judge and the leaderboard's cost plan."""
+    if len(raw) < 12 or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
+        return None
+    (riff,) = struct.unpack("<I", raw[4:8])
+    pos, byte_rate, block_align = 12, 0, 0
+    while pos + 8 <= len(raw):
+        cid = raw[pos:pos + 4]
+        (size,) = struct.unpack("<I", raw[pos + 4:pos + 8])
+        body = pos + 8
+        if cid == b"fmt ":
+            if size >= 12 and body + 12 <= len(raw):
+                (byte_rate,) = struct.unpack("<I", raw[body + 8:body + 12])
+            if size >= 14 and body + 14 <= len(raw):
+                (block_align,) = struct.unpack("<H", raw[body + 12:body + 14])
+        elif cid == b"data":
+            return WavLayout(riff, byte_rate, block_align, pos, size, len(raw) - body)
+        pos = body + size + (size & 1)
+    return WavLayout(riff, byte_rate, block_align)
+
+
+def wav_duration_s(raw: bytes) -> float | None:
+    """Seconds of audio in RIFF/WAVE bytes, read from the header alone (placeholders read as
+    the samples present); None when it is not a WAV or lacks its ``fmt `` or ``data``."""
+    lay = wav_layout(raw)
+    if lay is None or lay.byte_rate <= 0 or lay.data_at is None:
+        return None
+    return lay.audio_bytes / lay.byte_rate
 
 
 def _wav_fix_sizes(raw: bytes) -> tuple[bytes, str | None]:
@@ -217,31 +280,20 @@ def _wav_fix_sizes(raw: bytes) -> tuple[bytes, str | None]:
     ``data`` size larger than the file is reported as truncation. Other input is returned
     unchanged, with no problem.
     """
-    if len(raw) < 12 or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
+    lay = wav_layout(raw)
+    if lay is None:
         return raw, None
     fixed: bytearray | None = None
-    (riff,) = struct.unpack("<I", raw[4:8])
-    if _is_placeholder(riff) or riff > len(raw) - 8:
+    if lay.is_placeholder(lay.riff_size) or lay.riff_size > len(raw) - 8:
         fixed = bytearray(raw)
         fixed[4:8] = struct.pack("<I", min(len(raw) - 8, 0xFFFFFFFF))
-    pos, block_align = 12, 0
-    while pos + 8 <= len(raw):
-        cid = raw[pos:pos + 4]
-        (size,) = struct.unpack("<I", raw[pos + 4:pos + 8])
-        body = pos + 8
-        if cid == b"fmt " and size >= 14 and body + 14 <= len(raw):
-            (block_align,) = struct.unpack("<H", raw[body + 12:body + 14])
-        if cid == b"data":
-            have = len(raw) - body
-            if _is_placeholder(size):
-                real = have - (have % block_align) if block_align > 0 else have
-                fixed = fixed if fixed is not None else bytearray(raw)
-                fixed[pos + 4:pos + 8] = struct.pack("<I", real)
-            elif size > have:
-                return raw, (f"truncated WAV: the header declares {size} bytes of audio "
-                             f"but the file holds {have}")
-            break
-        pos = body + size + (size & 1)
+    if lay.data_at is not None:
+        if lay.is_placeholder(lay.data_size):
+            fixed = fixed if fixed is not None else bytearray(raw)
+            fixed[lay.data_at + 4:lay.data_at + 8] = struct.pack("<I", lay.audio_bytes)
+        elif lay.data_size > lay.data_have:
+            return raw, (f"truncated WAV: the header declares {lay.data_size} bytes of audio "
+                         f"but the file holds {lay.data_have}")
     return (bytes(fixed) if fixed is not None else raw), None
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .outputs import atomic_write
 from .schema import dumps_canonical
 
@@ -335,7 +336,7 @@ share a tier; a tie never moves a system down.</p>
 {_tiers_html(st)}
 <h2>Verdicts</h2>
 <p>Each pair is decided once by the rule of <code>vocencebench decide</code> (paired bootstrap,
-2000 resamples, seed {st.cells[0].decision.seed if st.cells[0].decision else 3151662}, LCB
+{BOOTSTRAP_N} resamples, seed {getattr(st.cells[0].decision, "seed", BOOTSTRAP_SEED)}, LCB
 against the audible margin). A cell is the row system's result, the LCB of its lead and the
 margin that lead had to clear; hover for the full audit trail.</p>
 {_matrix_html(st)}

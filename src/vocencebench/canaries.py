@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from .decide import PROJECT_SEED
 from .errors import CanaryError, ConfigError, JudgeResponseError, MissingDependencyError
 from .schema import SCHEMA_VERSION, Item, ProbeResult
 from .traits import NATURALNESS, TRAITS, TraitRegistry
@@ -105,7 +106,7 @@ JUDGE_MAX_UNPARSABLE_RATE: Final = 0.2
 #: orders = 12 judge calls.
 JUDGE_VOICES: Final[tuple[str, ...]] = ("arctic-aew", "hibari-heart")
 #: Seed of the white noise in the noisy pairs.
-NOISE_SEED: Final = 3_151_662
+NOISE_SEED: Final = PROJECT_SEED
 #: Instruction shown to the judge with each pair.
 JUDGE_INSTRUCTION: Final = "Read the sentence in a clear, natural voice."
 

@@ -14,7 +14,6 @@ pipeline); it is re-exported here.
 
 from __future__ import annotations
 
-import copy
 import os
 import platform
 import shutil
@@ -34,8 +33,9 @@ from .executor import Executor, make_executor
 from .pair import covered_dimensions
 from .result import Head2Head, decide_pairs
 from .schema import INCOMPLETE, Item
-from .stages import BatchedProbe
+from .stages import BatchedProbe, CachingJudge, PairJudge, ProbeSuite, check_component
 from .traits import TRAITS, TraitRegistry
+from .transcribe import Transcriber
 
 __all__ = ["Head2Head", "benchmark", "cached_clips", "clip_key", "compare_models",
            "status_lines"]
@@ -93,19 +93,13 @@ def _open_cache(cache: Cache | str | os.PathLike[str] | None) -> Cache:
     return Cache(cache)
 
 
-def _judge_with_cache(judge: Any, store: Cache) -> Any:
+def _judge_with_cache(judge: PairJudge | None, store: Cache) -> PairJudge | None:
     """The judge the run uses: with the run cache when there is one, never by changing the
-    caller's object (it may be reused for another run after this cache is closed)."""
-    if judge is None or isinstance(store, NullCache):
+    caller's object (it may be reused for another run after this cache is closed). A judge
+    without :class:`~vocencebench.stages.CachingJudge`'s ``with_cache`` is used as it is."""
+    if judge is None or isinstance(store, NullCache) or not isinstance(judge, CachingJudge):
         return judge
-    with_cache = getattr(judge, "with_cache", None)  # the services stream's Judge.with_cache
-    if callable(with_cache):
-        return with_cache(store)
-    if callable(getattr(judge, "attach_cache", None)):
-        mine = copy.copy(judge)  # shares the backend (usage, cost), owns its cache slot
-        mine.attach_cache(store)
-        return mine
-    return judge
+    return judge.with_cache(store)
 
 
 def _check_probes(probes: Any, registry: TraitRegistry) -> None:
@@ -137,22 +131,18 @@ def _check_probes(probes: Any, registry: TraitRegistry) -> None:
                 )
 
 
-def _gate_corpus(items: Sequence[Item], registry: TraitRegistry) -> None:
-    """The one corpus gate (the hostile stream's ``corpus.validate_corpus``) when present;
-    until then, the checks the pipeline itself relies on."""
-    from . import corpus
-
-    gate = getattr(corpus, "validate_corpus", None)
-    if callable(gate):
-        gate(items, registry=registry)
-        return
-    if not items:
-        raise ConfigError("the corpus is empty: nothing to compare")
-    seen: set[str] = set()
-    for it in items:
-        if it.id in seen:
-            raise ConfigError(f"the corpus has item id {it.id!r} twice; ids must be unique")
-        seen.add(it.id)
+def _check_components(probes: object, transcriber: object, judge: object) -> None:
+    """The run's instruments, checked once against the protocols the pipeline calls, so a
+    missing or misspelt method fails here with its name, not mid-run."""
+    if probes is not None:
+        check_component(probes, ProbeSuite, "probes", "pass a vocencebench.ProbeSet "
+                        "(e.g. vb.ProbeSet([...]) or vb.default_probes()), \"default\" or None")
+    if transcriber is not None:
+        check_component(transcriber, Transcriber, "transcriber", "a transcriber has an "
+                        "'engine' name and is called with a clip (see vocencebench.transcribe)")
+    if judge is not None:
+        check_component(judge, PairJudge, "judge", "pass a vocencebench.judge.Judge (e.g. "
+                        "Judge.gemini() or Judge.local(URL, MODEL)) or None")
 
 
 def _concurrency(concurrency: Concurrency) -> tuple[int | None, int | None]:
@@ -192,10 +182,10 @@ class _GivenClips:
 def _run(
     items: list[Item],
     systems: tuple[Callable[[str, str], bytes], Callable[[str, str], bytes]],
-    judge: Any,
+    judge: PairJudge | None,
     *,
-    probes: Any,
-    transcriber: Any,
+    probes: ProbeSuite | str | None,
+    transcriber: Transcriber | None,
     labels: tuple[str, str],
     cache: Cache | str | os.PathLike[str] | None,
     workers: int | None,
@@ -221,11 +211,15 @@ def _run(
         from .probes import default_probes
 
         probes = default_probes()
-    reg = registry or getattr(probes, "registry", None) or TRAITS
+    _check_components(probes, transcriber, judge)
+    assert not isinstance(probes, str)  # refused above
+    reg = registry or (probes.registry if probes is not None else TRAITS)
     if judge_concurrency < 1 or votes < 1 or max_in_flight < 1:
         raise ConfigError("judge_concurrency, votes and max_in_flight must be ≥ 1")
     conc = _concurrency(concurrency)
-    _gate_corpus(items, reg)
+    from .corpus import validate_corpus
+
+    validate_corpus(items, registry=reg)
     hooks: tuple[SystemHooks, SystemHooks] = (
         system_hooks(systems[0], label=f"system {labels[0]!r}"),
         system_hooks(systems[1], label=f"system {labels[1]!r}"))
@@ -284,6 +278,9 @@ def _run(
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
         meta["status"].append(_canary_status(canary_meta if canaries else None))
+        if engine.notes:  # work that did not run where the executor would have run it
+            meta["status"].extend(engine.notes)
+            meta["executor"]["notes"] = list(engine.notes)
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
                          "misses": dict(store.misses), "corrupt": dict(store.corrupt)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
@@ -301,21 +298,31 @@ def _run(
             store.close()
 
 
-def _run_canaries(probes: Any, judge: Any, store: Cache, registry: TraitRegistry,
-                  out: dict[str, Any]) -> None:
+def _run_canaries(probes: ProbeSuite | None, judge: PairJudge | None, store: Cache,
+                  registry: TraitRegistry, out: dict[str, Any]) -> None:
     """The known-answer canaries (:mod:`vocencebench.canaries`) on the run's probes and judge,
     before any item; a failure raises (the engine turns it into the run's stop reason)."""
-    try:
-        from . import canaries as canary_mod  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        out.update(ran=False, unavailable="vocencebench.canaries is not installed")
-        return
-    if probes is None and judge is None:
-        out.update(ran=False, unavailable="no probe and no judge to check")
+    from . import canaries as canary_mod
+    from .judge import Judge
+    from .probes import ProbeSet
+
+    # The canaries know the shipped instruments; another implementation of the protocols is
+    # named as unchecked (in the status line), never reported as passed.
+    unchecked = [f"{what} {type(obj).__name__}" for what, obj, kind in
+                 (("probes", probes, ProbeSet), ("judge", judge, Judge))
+                 if obj is not None and not isinstance(obj, kind)]
+    if unchecked:
+        out["unchecked"] = unchecked
+    known_probes = probes if isinstance(probes, ProbeSet) else None
+    known_judge = judge if isinstance(judge, Judge) else None
+    if known_probes is None and known_judge is None:
+        out.update(ran=False, unavailable="no probe and no judge to check" if not unchecked
+                   else f"{' and '.join(unchecked)} cannot be checked (the canaries know "
+                        "vocencebench's ProbeSet and Judge)")
         return
     cache = None if isinstance(store, NullCache) else store
     try:
-        report = canary_mod.run_canaries(probes=probes, judge=judge, cache=cache,
+        report = canary_mod.run_canaries(probes=known_probes, judge=known_judge, cache=cache,
                                          registry=registry)
     except Exception as exc:
         out.update(ran=True, passed=False, report=_report_dict(getattr(exc, "report", None)))
@@ -346,7 +353,9 @@ def _canary_status(meta: Mapping[str, Any] | None) -> str:
               ("order flips", "judge_order_flip_rate"),
               ("unparsable answers", "judge_unparsable_rate"))]
     shown = [f"{name} {100 * v:.0f} %" for name, v in rates if isinstance(v, int | float)]
-    return line + (f"; {', '.join(shown)}" if shown else "")
+    unchecked = meta.get("unchecked") or []
+    return line + (f"; {', '.join(shown)}" if shown else "") + (
+        f"; NOT CHECKED: {', '.join(unchecked)}" if unchecked else "")
 
 
 def _report_dict(report: Any) -> Any:
@@ -460,7 +469,8 @@ def compare_models(
                 canaries=canaries)
 
 
-def _run_metadata(items: Sequence[Item], probes: Any, transcriber: Any, judge: Any,
+def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,
+                  transcriber: Transcriber | None, judge: PairJudge | None,
                   consistent: bool, votes: int, exe: Any, registry: TraitRegistry,
                   dims: Sequence[str]) -> dict[str, Any]:
     from .corpus import corpus_hash

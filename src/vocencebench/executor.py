@@ -84,19 +84,20 @@ def capped_workers(workers: int | None, units: int | None = None) -> tuple[int, 
 
 def validate_executor_spec(spec: str | None) -> None:
     """Check an ``--executor`` spec without starting anything (cheap: call it before any
-    work). ConfigError for an unknown spec; MissingDependencyError when ``dask`` lacks its
-    package."""
-    if spec in (None, "", "local", "serial"):
-        return
-    if not isinstance(spec, str):
+    work). ConfigError for a spec that is none of the registered forms
+    (:mod:`vocencebench.specs`, which the message lists); MissingDependencyError when
+    ``dask`` lacks its package."""
+    from . import specs
+
+    if spec is not None and not isinstance(spec, str):
         raise ConfigError(f"executor spec must be a string, got {type(spec).__name__}")
-    if spec == "dask" or spec.startswith("dask:"):
-        if spec.startswith("dask:") and not spec[len("dask:"):].strip():
-            raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got 'dask:'")
+    form, arg = specs.lookup("executor", spec)
+    if form.name == "dask":
+        if spec is not None and spec.startswith("dask:") and not arg.strip():
+            raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got "
+                              f"{spec!r}")
         if importlib.util.find_spec("distributed") is None:
             raise MissingDependencyError("the Dask executor", "dask", package="dask[distributed]")
-        return
-    raise ConfigError(f"unknown executor {spec!r}; use local, serial, dask or dask:ADDRESS")
 
 
 @runtime_checkable

@@ -39,6 +39,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from .decide import PROJECT_SEED
 from .errors import ConfigError, MissingDependencyError, SynthesisError
 
 __all__ = [
@@ -66,7 +67,7 @@ SAMPLE_RATE: Final = 24_000
 #: "vocencebench[neural]"`` pins it).
 HIBARI_TTS_VERSION: Final = "0.2.1"
 #: Default seed of the vocoder's noise branch (the project seed).
-RAND_SEED: Final = 3_151_662
+RAND_SEED: Final = PROJECT_SEED
 #: Version of the steering below; bump it whenever a rendering can change.
 STEERING_VERSION: Final = "1"
 #: The built-in neural systems, by name.

@@ -31,6 +31,7 @@ from .traits import NATURALNESS, TRAITS, TraitRegistry
 if TYPE_CHECKING:
     from .audio import Audio
     from .probes.base import ProbeSet
+    from .stages import ProbeSuite
     from .transcribe import Transcriber
 
 __all__ = [
@@ -105,7 +106,7 @@ def measure_clip(
     wav: bytes | Clip | None,
     *,
     system: str,
-    probes: ProbeSet | None = None,
+    probes: ProbeSuite | None = None,
     transcriber: Transcriber | None = None,
     failure: str | None = None,
 ) -> tuple[ClipAnalysis, Audio | None]:

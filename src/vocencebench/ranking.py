@@ -23,7 +23,7 @@ states the method; in short:
 * **System intervals** (:func:`system_score`): per item, the system's composite (the mean over
   its decided pairs when a judge made it depend on the opponent), then the mean over items with
   a 90 % two-sided percentile interval from :func:`vocencebench.decide.bootstrap_means` — the
-  same PCG64(3151662) index stream as every decision, so systems scored on the same items are
+  same PCG64(BOOTSTRAP_SEED) index stream as every decision, so systems scored on the same items are
   resampled on the same items (a paired bootstrap), and the lower end is at the 5th percentile
   as the decision's LCB is.
 * **Bradley–Terry** (:func:`bradley_terry`): a summary, not the verdict. Per-item outcomes of

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decide import bootstrap_means, lower_confidence_bound
+from .decide import WER_THRESHOLD, bootstrap_means, lower_confidence_bound
 from .errors import ConfigError, VocenceError
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import INCOMPLETE, dumps_canonical
@@ -651,7 +651,7 @@ def render_html(h: Head2Head) -> str:
                  f"<td></td><td></td><td></td><td>{d.n}</td></tr></table>")
     gate = ("OFF — no transcriber ran; no sample was gated." if ga is None and gb is None
             else f"pass rate: {html.escape(la)} {_fmt(ga, True)}, "
-                 f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ 0.15)")
+                 f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ {WER_THRESHOLD:g})")
     verdict = _verdict_text(h).replace("TIE", "tie")
     banner = "".join(f'<div class="banner">{html.escape(b)}</div>' for b in _banner(h))
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""

@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 
 from .errors import ConfigError
 
-__all__ = ["KINDS", "SpecForm", "build", "forms", "register", "syntaxes"]
+__all__ = ["KINDS", "SpecForm", "build", "forms", "lookup", "register", "syntaxes"]
 
 Kind = Literal["system", "judge", "transcriber", "executor"]
 KINDS: Final[tuple[Kind, ...]] = ("system", "judge", "transcriber", "executor")
@@ -39,7 +39,9 @@ class SpecForm:
 
     ``name`` is the word before ``:``; ``syntax`` how it is written (``cmd:TEMPLATE``);
     ``bare``: ``NAME`` alone is accepted; ``needs_arg``: ``NAME:`` must be followed by an
-    argument; ``options``: the keyword options the builder accepts from :func:`build`.
+    argument; ``takes_arg``: ``NAME:ARGUMENT`` is accepted at all (False for a form that is a
+    name only, so an argument is refused, never ignored); ``options``: the keyword options
+    the builder accepts from :func:`build`.
     """
 
     kind: Kind
@@ -49,20 +51,22 @@ class SpecForm:
     bare: bool = False
     needs_arg: bool = True
     options: tuple[str, ...] = ()
+    takes_arg: bool = True
 
 
 _REGISTRY: dict[Kind, dict[str, SpecForm]] = {k: {} for k in KINDS}
 
 
 def register(kind: Kind, name: str, syntax: str, builder: Builder, *, bare: bool = False,
-             needs_arg: bool = True, options: tuple[str, ...] = ()) -> SpecForm:
+             needs_arg: bool = True, options: tuple[str, ...] = (),
+             takes_arg: bool = True) -> SpecForm:
     """Add a form; a duplicate name within a kind is an error."""
     if kind not in _REGISTRY:
         raise ConfigError(f"unknown spec kind {kind!r}; kinds: {', '.join(KINDS)}")
     if name in _REGISTRY[kind]:
         raise ConfigError(f"{kind} spec {name!r} is already registered")
     form = SpecForm(kind, name, syntax, builder, bare=bare, needs_arg=needs_arg,
-                    options=options)
+                    options=options, takes_arg=takes_arg)
     _REGISTRY[kind][name] = form
     return form
 
@@ -77,18 +81,33 @@ def syntaxes(kind: Kind) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.syntax for f in forms(kind)))
 
 
+def lookup(kind: Kind, spec: str | None, *, shown: str | None = None
+           ) -> tuple[SpecForm, str]:
+    """The registered form ``spec`` is written in, and its argument (the text after
+    ``NAME:``, "" for a bare name). A ConfigError when it is none: "expected SYNTAX" for a
+    known name written wrongly, else "unknown KIND" listing every registered form of
+    ``kind``. ``shown``: the spec as the error prints it (e.g. with a credential redacted).
+    Checks the syntax only; nothing is built or imported."""
+    if kind not in _REGISTRY:
+        raise ConfigError(f"unknown spec kind {kind!r}; kinds: {', '.join(KINDS)}")
+    text = "" if spec is None else str(spec)
+    name, sep, arg = text.partition(":")
+    form = _REGISTRY[kind].get(name)
+    shown = text if shown is None else shown
+    if form is None:
+        raise ConfigError(f"unknown {kind} {shown!r}; use {' | '.join(syntaxes(kind))}")
+    if (not sep and not form.bare) or (sep and form.needs_arg and not arg) \
+            or (sep and not form.takes_arg):
+        raise ConfigError(f"expected {form.syntax}, got {shown!r}")
+    return form, arg
+
+
 def build(kind: Kind, spec: str | None, **options: Any) -> Any:
     """The object ``spec`` names (a system, a judge or None, a transcriber or None, an
     executor). ``options`` go to builders that declare them (e.g. ``workers`` for executors,
     ``requests_per_minute`` for judges); an option a form does not take is ignored only when
     it is None."""
-    text = "" if spec is None else str(spec)
-    name, sep, arg = text.partition(":")
-    form = _REGISTRY[kind].get(name) if kind in _REGISTRY else None
-    if form is None or (not sep and not form.bare) or (sep and form.needs_arg and not arg):
-        if form is not None:
-            raise ConfigError(f"expected {form.syntax}, got {text!r}")
-        raise ConfigError(f"unknown {kind} {text!r}; use {' | '.join(syntaxes(kind))}")
+    form, arg = lookup(kind, spec)
     extra = [k for k, v in options.items() if k not in form.options and v is not None]
     if extra:
         raise ConfigError(f"{kind} spec {form.syntax} takes no option {', '.join(extra)}")
@@ -151,9 +170,11 @@ def _hibari(name: str) -> Builder:
 
 # Names only: tts is not imported until a system is built.
 for _name in ("espeak-follow", "espeak-flat"):
-    register("system", _name, _name, _espeak(_name), bare=True, needs_arg=False)
+    register("system", _name, _name, _espeak(_name), bare=True, needs_arg=False,
+             takes_arg=False)
 for _name in ("hibari-follow", "hibari"):
-    register("system", _name, _name, _hibari(_name), bare=True, needs_arg=False)
+    register("system", _name, _name, _hibari(_name), bare=True, needs_arg=False,
+             takes_arg=False)
 register("system", "cmd", "cmd:TEMPLATE", _cmd)
 register("system", "dir", "dir:PATH", _dir)
 register("system", "openai-speech", "openai-speech:URL#MODEL#VOICE", _openai_speech)
@@ -179,8 +200,10 @@ def _judge(kind: str) -> Builder:
 
 
 _JUDGE_OPTIONS = ("requests_per_minute", "api_key_env")
-register("judge", "none", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS)
-register("judge", "", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS)
+register("judge", "none", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS,
+         takes_arg=False)
+register("judge", "", "none", _none, bare=True, needs_arg=False, options=_JUDGE_OPTIONS,
+         takes_arg=False)
 register("judge", "gemini", "gemini[:MODEL]", _judge("gemini"), bare=True, needs_arg=False,
          options=_JUDGE_OPTIONS)
 register("judge", "local", "local:URL#MODEL", _judge("local"), needs_arg=False,
@@ -211,12 +234,12 @@ def _pocketsphinx(arg: str) -> Any:
     return pocketsphinx_transcriber()
 
 
-register("transcriber", "none", "none", _none, bare=True, needs_arg=False)
-register("transcriber", "", "none", _none, bare=True, needs_arg=False)
+register("transcriber", "none", "none", _none, bare=True, needs_arg=False, takes_arg=False)
+register("transcriber", "", "none", _none, bare=True, needs_arg=False, takes_arg=False)
 register("transcriber", "whisper", "whisper[:MODEL]", _whisper, bare=True, needs_arg=False)
 register("transcriber", "openai", "openai:URL#MODEL", _openai_asr, needs_arg=False)
 register("transcriber", "pocketsphinx", "pocketsphinx", _pocketsphinx, bare=True,
-         needs_arg=False)
+         needs_arg=False, takes_arg=False)
 
 
 # ----------------------------------------------------------------------------- executors
@@ -246,9 +269,10 @@ def _dask(arg: str, *, workers: int | None = None, units: int | None = None) -> 
 
 _EXECUTOR_OPTIONS = ("workers", "units")
 register("executor", "local", "local", _local, bare=True, needs_arg=False,
-         options=_EXECUTOR_OPTIONS)
-register("executor", "", "local", _local, bare=True, needs_arg=False, options=_EXECUTOR_OPTIONS)
+         options=_EXECUTOR_OPTIONS, takes_arg=False)
+register("executor", "", "local", _local, bare=True, needs_arg=False, options=_EXECUTOR_OPTIONS,
+         takes_arg=False)
 register("executor", "serial", "serial", _serial, bare=True, needs_arg=False,
-         options=_EXECUTOR_OPTIONS)
+         options=_EXECUTOR_OPTIONS, takes_arg=False)
 register("executor", "dask", "dask[:ADDRESS]", _dask, bare=True, needs_arg=False,
          options=_EXECUTOR_OPTIONS)

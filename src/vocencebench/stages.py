@@ -27,9 +27,9 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from . import _failures as fail
 from ._clip import Clip
@@ -37,17 +37,30 @@ from .errors import ConfigError, ProbeError, SynthesisError, blame_of
 from .pair import ClipAnalysis, measure_clip
 from .schema import Item, ProbeResult, Verdict
 
+if TYPE_CHECKING:
+    from .audio import Audio
+    from .judge import Judge
+    from .probes import Probe, ProbeSet
+    from .probes.acoustic import SpeechCheck
+    from .traits import TraitRegistry
+
 __all__ = [
     "BatchJob",
     "BatchedProbe",
+    "CachingJudge",
     "ClipJob",
     "ClipOutcome",
     "Handle",
+    "PairJudge",
+    "ProbeSuite",
     "SynthJob",
     "analyse",
+    "check_component",
     "handle",
     "judge_pair",
     "measure",
+    "missing_members",
+    "pickle_problem",
     "synthesize",
 ]
 
@@ -66,6 +79,90 @@ class BatchedProbe(Protocol):
 
     def measure_batch(self, audios: Sequence[Any], items: Sequence[Item]
                       ) -> list[dict[str, ProbeResult]]: ...
+
+
+@runtime_checkable
+class ProbeSuite(Protocol):
+    """What a run asks of its probe set (:class:`vocencebench.ProbeSet` is the one shipped).
+
+    ``probes``: the probes, in priority order (a later one wins a trait); the run runs the
+    :class:`BatchedProbe` ones batched and the rest per clip, on a copy of the set whose
+    ``probes`` it replaces. ``speech_check`` runs first when ``check_speech`` is on, and a
+    clip without speech gets :meth:`unmeasurable_results` for the batched traits instead of
+    a model call."""
+
+    probes: tuple[Probe, ...]
+    registry: TraitRegistry
+    check_speech: bool
+
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def traits(self) -> tuple[str, ...]: ...
+
+    def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]: ...
+
+    def diagnose(self, audio: Audio) -> dict[str, float]: ...
+
+    def speech_check(self, audio: Audio) -> SpeechCheck: ...
+
+    def unmeasurable_results(self, item: Item, reason: str,
+                             traits: Iterable[str] | None = None) -> dict[str, ProbeResult]: ...
+
+
+@runtime_checkable
+class PairJudge(Protocol):
+    """What a run asks of its judge (:class:`vocencebench.judge.Judge` is the one shipped):
+    a :class:`~vocencebench.schema.Verdict` on one dimension (:meth:`compare`) or on several
+    in one call (:meth:`compare_all`) for a pair of clips; ``model`` and ``prompt_version``
+    name it in the run's metadata."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    def compare(self, *, text: str, instruction: str, audio_a: Clip, audio_b: Clip,
+                dimension: str, consistent: bool, votes: int, category: str | None
+                ) -> Verdict: ...
+
+    def compare_all(self, *, text: str, instruction: str, audio_a: Clip, audio_b: Clip,
+                    dimensions: Sequence[str], all_at_once: bool, consistent: bool,
+                    votes: int, category: str | None) -> Mapping[str, Verdict]: ...
+
+
+@runtime_checkable
+class CachingJudge(Protocol):
+    """A judge that can keep its verdicts in the run's cache: :meth:`with_cache` returns a
+    judge like this one that uses ``cache``, leaving this one as it was."""
+
+    def with_cache(self, cache: Any) -> PairJudge: ...
+
+
+if TYPE_CHECKING:  # the shipped instruments satisfy the protocols (mypy checks this)
+
+    def _conforms(judge: Judge, probes: ProbeSet) -> tuple[PairJudge, CachingJudge,
+                                                           ProbeSuite]:
+        return judge, judge, probes
+
+
+def missing_members(obj: object, proto: type) -> list[str]:
+    """The members of protocol ``proto`` that ``obj`` lacks (for an error that names them)."""
+    names = [*getattr(proto, "__annotations__", {}),
+             *(n for n in vars(proto) if not n.startswith("_") or n == "__call__")]
+    return [n for n in dict.fromkeys(names) if not hasattr(obj, n)]
+
+
+def check_component(obj: object, proto: type, what: str, hint: str) -> None:
+    """ConfigError unless ``obj`` (the run's ``what``) has every member of ``proto``; checked
+    once, before a run starts, so a misspelt hook fails there and not mid-run."""
+    if isinstance(obj, proto):
+        return
+    missing = missing_members(obj, proto)
+    raise ConfigError(f"{what} {type(obj).__name__} is missing {', '.join(missing) or '?'}; "
+                      f"{hint}")
 
 
 # ------------------------------------------------------------------------------ handles
@@ -119,13 +216,18 @@ class Handle(Generic[T]):
         return f"Handle({self.token[:12]})"
 
 
-def picklable(obj: object) -> bool:
-    """Whether ``obj`` survives pickling (so it can run in a worker process)."""
+def pickle_problem(obj: object) -> str | None:
+    """Why ``obj`` cannot be pickled (so cannot run in a worker process), or None if it can."""
     try:
         pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        return False
-    return True
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def picklable(obj: object) -> bool:
+    """Whether ``obj`` survives pickling (so it can run in a worker process)."""
+    return pickle_problem(obj) is None
 
 
 def handle(obj: T, *, portable: bool = True) -> Handle[T]:
@@ -181,7 +283,9 @@ def synthesize(job: SynthJob) -> list[bytes | Exception]:
 @dataclass(frozen=True)
 class ClipJob:
     """Analyse one clip: decode, gate, per-clip probes; ``speech_check`` also asks the probe
-    set whether the clip holds speech (for the batched traits measured elsewhere)."""
+    set whether the clip holds speech (for the batched traits measured elsewhere). ``data``
+    is the run's :class:`Clip` of that side: in the client its decoded audio is kept for the
+    batched probes and the judge; pickled to a worker it travels as its bytes."""
 
     item: Item
     data: bytes | Clip
@@ -201,33 +305,32 @@ class ClipOutcome:
 
 
 def analyse(job: ClipJob) -> ClipOutcome:
-    probes = job.probes.get() if job.probes is not None else None
+    probes: ProbeSuite | None = job.probes.get() if job.probes is not None else None
     transcriber = job.transcriber.get() if job.transcriber is not None else None
     an, audio = measure_clip(job.item, job.data, system=job.label, probes=probes,
                              transcriber=transcriber)
     no_speech = None
-    if (job.speech_check and audio is not None and an.ok and probes is not None
-            and getattr(probes, "check_speech", True)):
-        check = getattr(probes, "speech_check", None)  # the probe set's speech presence
-        if callable(check):
-            try:
-                res = check(audio)
-            except ConfigError:
-                raise
-            except Exception as exc:  # the check is an instrument too
-                from dataclasses import replace
+    if job.speech_check and audio is not None and an.ok and probes is not None \
+            and probes.check_speech:
+        try:
+            res = probes.speech_check(audio)
+        except ConfigError:
+            raise
+        except Exception as exc:  # the check is an instrument too
+            from dataclasses import replace
 
-                return ClipOutcome(replace(an, instrument_failure=fail.reason(
-                    fail.PROBES, f"{job.label}: speech check: {fail.exc_text(exc)}")))
-            if not getattr(res, "present", True):
-                no_speech = str(getattr(res, "reason", "") or "no speech detected")
+            return ClipOutcome(replace(an, instrument_failure=fail.reason(
+                fail.PROBES, f"{job.label}: speech check: {fail.exc_text(exc)}")))
+        if not res.present:
+            no_speech = str(res.reason or "no speech detected")
     return ClipOutcome(an, no_speech)
 
 
 @dataclass(frozen=True)
 class BatchJob:
-    """Measure ``clips`` (bytes, or clips already decoded in this process) with the batched
-    probes."""
+    """Measure ``clips`` with the batched probes: the run's own :class:`Clip` objects in the
+    client (already decoded when the analysis ran here, so not decoded again), or bytes /
+    clips pickled to a worker, decoded there once."""
 
     probes: Handle[Any]
     items: tuple[Item, ...]
@@ -261,7 +364,7 @@ def measure(job: BatchJob) -> list[dict[str, ProbeResult]]:
 
 
 def judge_pair(
-    judge: Any,
+    judge: PairJudge,
     item: Item,
     clip_a: Clip,
     clip_b: Clip,

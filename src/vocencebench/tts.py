@@ -48,6 +48,7 @@ from typing import Any, Final
 import numpy as np
 
 from .audio import to_wav_bytes
+from .decide import PROJECT_SEED
 from .errors import ConfigError, MissingDependencyError, SynthesisError
 from .probes.acoustic import AGE_GROUPS, REFERENCE_F0_HZ, age_group
 
@@ -97,7 +98,7 @@ SAMPLE_RATE: Final = 22_050
 #: The espeakng-loader release the sha256 pins in the tests were rendered with.
 ESPEAKNG_LOADER_VERSION: Final = "0.2.4"
 #: Default seed of eSpeak's noise generator (the project seed).
-RAND_SEED: Final = 3_151_662
+RAND_SEED: Final = PROJECT_SEED
 #: Version of the trait → parameter mapping below; bump it whenever a rendering can change.
 MAPPING_VERSION: Final = "1"
 

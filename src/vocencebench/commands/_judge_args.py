@@ -161,7 +161,15 @@ def judge_from_args(args: argparse.Namespace) -> Any:
         flag = {o: "--" + d.replace("_", "-") for d, o in _OPTION_OF.items()}.get(
             option, "--judge-base-url" if option == "base_url" else None)
         raise ConfigError(f"{flag}: {exc}" if flag else str(exc)) from None
-    if spec != "gemini" and not spec.startswith(("gemini:", "local:")):
-        raise ConfigError(f"unknown judge {safe_url(spec)!r}; use none, gemini, gemini:MODEL "
-                          "or local:URL#MODEL")
+    from .. import specs
+
+    form, _ = specs.lookup("judge", spec, shown=safe_url(spec))  # lists the registered forms
+    if form.name not in ("gemini", "local"):
+        # A form registered from Python builds its own judge: the flags above configure the
+        # HTTP judges (Judge.from_spec) and would be lost on it, so they are refused.
+        flags = _given(args)
+        if flags:
+            raise ConfigError(f"{', '.join(flags)} apply to the gemini and local judges, "
+                              f"not to --judge {form.syntax}")
+        return specs.build("judge", spec)
     return Judge.from_spec(spec, options=options, max_concurrency=concurrency)

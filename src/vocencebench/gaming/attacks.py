@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..adapters import synthesize_item, system_id
+from ..decide import PROJECT_SEED
 from ..errors import ConfigError, SynthesisError
 from ..schema import Item
 
@@ -72,7 +73,7 @@ FloatArray = npt.NDArray[np.float64]
 INSTRUMENTS: Final[tuple[str, ...]] = ("probes", "classifiers", "gate", "judge", "holdout")
 
 #: Default seed of every attack's noise (the project seed).
-DEFAULT_SEED: Final = 3_151_662
+DEFAULT_SEED: Final = PROJECT_SEED
 
 #: Articulation rate (phones per second of signal) the noise attack aims at per pace value:
 #: the middle of each bucket of the pace probe (edges 9.5 and 14.0 phones/s).

@@ -40,7 +40,6 @@ import json
 import logging
 import math
 import os
-import struct
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -273,23 +272,11 @@ PRICES: dict[str, Price] = {
 
 
 def wav_duration_s(data: bytes) -> float | None:
-    """Duration (seconds) of RIFF/WAVE bytes from the header, or None if unreadable."""
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        return None
-    pos, byte_rate, size = 12, 0, None
-    while pos + 8 <= len(data):
-        cid = data[pos : pos + 4]
-        clen = int(struct.unpack("<I", data[pos + 4 : pos + 8])[0])
-        body = pos + 8
-        if cid == b"fmt " and clen >= 12 and body + 12 <= len(data):
-            byte_rate = int(struct.unpack("<I", data[body + 8 : body + 12])[0])
-        elif cid == b"data":
-            size = min(clen, len(data) - body)
-            break
-        pos = body + clen + (clen & 1)
-    if not byte_rate or size is None:
-        return None
-    return size / byte_rate
+    """Duration (seconds) of RIFF/WAVE bytes from the header, or None if unreadable
+    (:func:`vocencebench.audio.wav_duration_s`: the one WAV chunk walker)."""
+    from ..audio import wav_duration_s as duration
+
+    return duration(data)
 
 
 # ---------------------------------------------------------------------------- options
