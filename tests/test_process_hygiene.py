@@ -234,7 +234,7 @@ def test_ctrl_c_on_the_cli_ends_with_one_line_and_the_rerun_resumes(tmp_path: Pa
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as f:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=f,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_as_in_a_terminal)
     snapshot: set[int] = set()
     try:
         deadline = time.monotonic() + 120

@@ -45,12 +45,14 @@ def _echo(call: Call) -> Reply:
                  headers={"retry-after-ms": "5"})
 
 
-def _run(judge: str, out: Path, *extra: str) -> subprocess.CompletedProcess[bytes]:
+def _run(judge: str, out: Path, *extra: str, key: bool = True
+         ) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": SRC, "VB_E2E_JUDGE": KEY}
+    with_key = ["--judge-key-env", "VB_E2E_JUDGE"] if key else []
     return subprocess.run(
         [sys.executable, "-m", "vocencebench", "run", "--system-a", "espeak-flat",
          "--system-b", "espeak-follow", "--limit", "2", "--asr", "none", "--judge", judge,
-         "--judge-key-env", "VB_E2E_JUDGE", "--judge-retries", "2", "--workers", "1",
+         *with_key, "--judge-retries", "2", "--workers", "1",
          "--out", str(out), "--quiet", *extra],
         env=env, capture_output=True, timeout=300, check=False)
 
@@ -90,8 +92,16 @@ def test_no_secret_in_the_run_directory_cache_or_output(tmp_path: Path) -> None:
     # --out again, so the cache written by the first run is read back and grepped too.
     with FakeJudgeServer("openai", _echo) as srv:
         host = srv.url.removeprefix("http://")
-        res = _run(f"local:http://{USER}:{PASSWORD}@{host}/v1?key={QUERY_KEY}#omni-fake", out,
-                   "--skip-canaries")
+        judge = f"local:http://{USER}:{PASSWORD}@{host}/v1?key={QUERY_KEY}#omni-fake"
+        # A password in the URL *and* a key: refused before any work (Basic auth would
+        # replace the key), in one line that names neither.
+        both = _run(judge, tmp_path / "refused", "--skip-canaries")
+        assert both.returncode == 2 and not srv.calls
+        err_lines = both.stderr.decode().strip().splitlines()
+        assert "user:password@" in err_lines[-1] and len(err_lines) <= 2, err_lines
+        for secret in (KEY, PASSWORD, QUERY_KEY):
+            assert secret[:10].encode() not in both.stdout + both.stderr
+        res = _run(judge, out, "--skip-canaries", key=False)
     assert srv.calls, res.stderr.decode(errors="replace")[-2000:]
     basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode("ascii")
     assert {c.headers.get("authorization") for c in srv.calls} == {f"Basic {basic}"}

@@ -520,22 +520,27 @@ class _Request:
     headers: Mapping[str, str] | None = None
 
 
-def _one_credential(url: str, headers: Mapping[str, str] | None) -> None:
-    """Refuse a URL with ``user:password@`` on a request that also sends a key header.
+_KEY_HEADERS = ("authorization", "x-goog-api-key", "api-key", "x-api-key")
 
-    httpx turns userinfo into Basic authentication, which silently *replaces* an
-    ``Authorization: Bearer`` key: every call would then fail with 401 for a reason the user
-    cannot see."""
+
+def check_credentials(url: str, *, has_key: bool) -> None:
+    """Refuse a URL with ``user:password@`` for a service that also sends an API key.
+
+    httpx turns userinfo into HTTP Basic authentication, which silently *replaces* an
+    ``Authorization: Bearer`` key (every call a 401 whose cause the user cannot see) or
+    competes with a key header. Called where a component is configured, so the CLI fails
+    before any work, and again for every request."""
     parts = urlsplit(url)
-    if not (parts.username or parts.password):
-        return
-    if any(k.lower() in ("authorization", "x-goog-api-key", "api-key", "x-api-key")
-           for k in (headers or {})):
+    if has_key and (parts.username or parts.password):
         raise ConfigError(f"{safe_url(url)} carries a user name/password and the request also "
                           "sends an API key; httpx would send the password as HTTP Basic "
                           "authentication, replacing a Bearer key or competing with a key "
                           "header. Remove 'user:password@' from the URL, or the key",
                           fatal=True)
+
+
+def _one_credential(url: str, headers: Mapping[str, str] | None) -> None:
+    check_credentials(url, has_key=any(k.lower() in _KEY_HEADERS for k in (headers or {})))
 
 
 class HttpClient:

@@ -566,7 +566,7 @@ class OpenAISpeechAdapter:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        from ._http import HttpClient, RateLimiter, RetryPolicy
+        from ._http import HttpClient, RateLimiter, RetryPolicy, check_credentials
         from .audio import DEFAULT_MAX_BYTES
         from .redact import register_secret, register_url_secrets, safe_url
 
@@ -581,6 +581,7 @@ class OpenAISpeechAdapter:
         self.response_format = response_format
         self._key = api_key if api_key is not None else os.environ.get(api_key_env)
         register_secret(self._key)
+        check_credentials(base_url, has_key=bool(self._key))
         self.system_id = f"openai-speech:{self.base_url}#{model}#{voice}"
         self._http = HttpClient(
             "speech server", timeout_s=timeout,

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ._http import HttpClient, HTTPFailure, RetryPolicy, join_url
+from ._http import HttpClient, HTTPFailure, RetryPolicy, check_credentials, join_url
 from .corpus import (
     CORPUS_SEED,
     Assignment,
@@ -106,6 +106,7 @@ class LLMCorpusWriter:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"the LLM endpoint must be an http(s) URL such as "
                               f"http://host:8000/v1, got {safe_url(self.base_url)!r}")
+        check_credentials(self.base_url, has_key=bool(self.api_key))
         if not self.model:
             raise ConfigError("no LLM model: pass model= or set VOCENCE_LLM_MODEL")
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \

@@ -364,7 +364,7 @@ class OpenAITranscriber:
         transport: Any = None,
         sleep: Any = None,
     ) -> None:
-        from ._http import HttpClient, RetryPolicy, join_url
+        from ._http import HttpClient, RetryPolicy, check_credentials, join_url
         from .redact import register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)
@@ -377,6 +377,7 @@ class OpenAITranscriber:
             raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
         register_secret(api_key)
         register_url_secrets(base_url)
+        check_credentials(base_url, has_key=bool(api_key))
         self._url = join_url(base_url, "/v1/audio/transcriptions", strip="/v1")
         self.url = safe_url(self._url)
         self.model = model

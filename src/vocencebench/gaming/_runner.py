@@ -340,7 +340,6 @@ def redteam(
     if not corpus:
         raise ConfigError("the corpus is empty: nothing to attack")
     from ..corpus import validate_corpus
-    from ..traits import TRAITS
 
     # The one corpus gate, before the clips are pre-rendered (the duels' own gate in
     # benchmark() would only see the corpus after that synthesis).

@@ -54,6 +54,7 @@ from .._http import (
     HttpResponse,
     RateLimiter,
     RetryPolicy,
+    check_credentials,
     join_url,
 )
 from ..errors import BudgetExceededError, ConfigError, JudgeError, JudgeResponseError
@@ -597,6 +598,7 @@ class _HTTPBackend(_Metered, abc.ABC):
             raise ConfigError("a judge backend needs a model name")
         register_secret(api_key)
         register_url_secrets(base_url)
+        check_credentials(base_url, has_key=bool(api_key))
         self.model = model
         self.options = options.replace(model=model) if options.model != model else options
         self._base_url = base_url
