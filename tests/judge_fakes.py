@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from vocencebench.schema import Item, ProbeResult
+
 KEY = "sk-test-SECRET-0123456789abcdef"
 
 
@@ -261,3 +263,27 @@ def prefers(clip: bytes, high: int = 3, low: int = 1) -> Callable[[Call], Reply]
 def position_biased(call: Call) -> Reply:
     """A judge that always prefers whatever it hears first."""
     return Reply(json.dumps(answer("A", 2, 1)))
+
+
+# -- a system and a probe for runs that exercise the judge, not the audio
+
+class Tone:
+    """A fast system: a sine tone whose pitch depends on the item (deterministic)."""
+
+    def __init__(self, base: float, name: str) -> None:
+        self.base = base
+        self.system_id = f"tone:{name}"
+
+    def __call__(self, text: str, instruction: str) -> bytes:
+        return tone_wav(self.base + 10 * (len(text) % 7), seconds=0.5 + 0.01 * (len(text) % 5))
+
+
+class PitchProbe:
+    """Measures "pitch" as the clip's length bucket: cheap and deterministic."""
+
+    name, version, traits = "fake-pitch", "1", ("pitch",)
+
+    def measure(self, audio: Any, item: Item) -> dict[str, ProbeResult]:
+        label = "high" if audio.duration > 0.52 else "low"
+        d = 1.0 if item.traits["pitch"] == label else 0.5
+        return {"pitch": ProbeResult("pitch", audio.duration, "s", label, d, "fake-pitch@1")}

@@ -12,39 +12,16 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import vocencebench as vb
-from judge_fakes import KEY, Call, FakeJudgeServer, Reply, answer, tone_wav
+from judge_fakes import KEY, Call, FakeJudgeServer, PitchProbe, Reply, Tone, answer
 from vocencebench.judge import PRICES, Judge
-from vocencebench.schema import INCOMPLETE, Item, ProbeResult
+from vocencebench.schema import INCOMPLETE
 
 UNPRICED = "gemini-2.5-flash-lite"
 ITEMS = vb.load_benchmark("benchmark_v1")[:2]
-
-
-class Tone:
-    """A fast deterministic system: a sine tone whose pitch and length follow the item."""
-
-    def __init__(self, base: float, name: str) -> None:
-        self.base = base
-        self.system_id = f"tone:{name}"
-
-    def __call__(self, text: str, instruction: str) -> bytes:
-        return tone_wav(self.base + 10 * (len(text) % 7), seconds=0.5 + 0.01 * (len(text) % 5))
-
-
-class PitchProbe:
-    """Measures "pitch" as the clip's length bucket: cheap and deterministic."""
-
-    name, version, traits = "fake-pitch", "1", ("pitch",)
-
-    def measure(self, audio: Any, item: Item) -> dict[str, ProbeResult]:
-        label = "high" if audio.duration > 0.52 else "low"
-        d = 1.0 if item.traits["pitch"] == label else 0.5
-        return {"pitch": ProbeResult("pitch", audio.duration, "s", label, d, "fake-pitch@1")}
 
 
 def _prefers_first(call: Call) -> Reply:

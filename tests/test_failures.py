@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import vocencebench as vb
-from judge_fakes import Call, FakeJudgeServer, Reply, answer, tone_wav
+from judge_fakes import Call, FakeJudgeServer, PitchProbe, Reply, Tone, answer
 from vocencebench.cache import Cache
 from vocencebench.errors import ConfigError, JudgeError, ProbeError, ServiceError
 from vocencebench.judge import Judge
@@ -26,28 +26,6 @@ from vocencebench.schema import INCOMPLETE, Item, ProbeResult
 ITEMS = vb.load_benchmark("benchmark_v1")[:6]
 N_JOBS = 2 * len(ITEMS)  # tone + naturalness per pair
 N_CALLS = 2 * N_JOBS  # both orders per job
-
-
-class Tone:
-    """A fast system: a sine tone whose pitch depends on the item (deterministic)."""
-
-    def __init__(self, base: float, name: str) -> None:
-        self.base = base
-        self.system_id = f"tone:{name}"
-
-    def __call__(self, text: str, instruction: str) -> bytes:
-        return tone_wav(self.base + 10 * (len(text) % 7), seconds=0.5 + 0.01 * (len(text) % 5))
-
-
-class PitchProbe:
-    """Measures "pitch" as the clip's length bucket: cheap and deterministic."""
-
-    name, version, traits = "fake-pitch", "1", ("pitch",)
-
-    def measure(self, audio: Any, item: Item) -> dict[str, ProbeResult]:
-        label = "high" if audio.duration > 0.52 else "low"
-        d = 1.0 if item.traits["pitch"] == label else 0.5
-        return {"pitch": ProbeResult("pitch", audio.duration, "s", label, d, "fake-pitch@1")}
 
 
 class CrashingProbe(PitchProbe):
