@@ -44,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -220,6 +220,31 @@ def system_id(system: Callable[[str, str], bytes]) -> str:
     mod = getattr(system, "__module__", "") or ""
     name = getattr(system, "__qualname__", None) or type(system).__qualname__
     return f"callable:{mod}.{name}"
+
+
+def check_distinct_identities(systems: Mapping[str, Callable[[str, str], bytes]]) -> None:
+    """Refuse two different systems that would share one identity (and so one cache row per
+    item: the second would be scored on the first one's clips).
+
+    Only fallback identities (``callable:module.qualname``, from a system without a
+    ``system_id``) can collide by accident: two lambdas of one function, two instances of one
+    class. Equal explicit ``system_id`` values mean the same configuration (an A/A test), and
+    one object passed twice is an A/A test too."""
+    seen: dict[str, tuple[str, Callable[[str, str], bytes]]] = {}
+    for label, system in systems.items():
+        sid = system_id(system)
+        if sid in seen and seen[sid][1] is not system and not _has_own_id(system):
+            raise ConfigError(
+                f"systems {seen[sid][0]!r} and {label!r} are different objects with the same "
+                f"identity {sid!r}, so they would share cached clips; give each a distinct "
+                "system_id attribute (a string naming the model and its settings), or pass "
+                "the same object twice for an A/A test")
+        seen.setdefault(sid, (label, system))
+
+
+def _has_own_id(system: Callable[[str, str], bytes]) -> bool:
+    sid = getattr(system, "system_id", None)
+    return isinstance(sid, str) and bool(sid)
 
 
 def synthesize_item(system: Callable[[str, str], bytes], item: Item) -> bytes:

@@ -609,7 +609,7 @@ def leaderboard(
     again; every pair's record is that one); an instrument that fails them raises
     :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the failed checks).
     """
-    from .adapters import system_id
+    from .adapters import check_distinct_identities, system_id
     from .canaries import preflight, skipped_record, status_line
     from .compare import benchmark, status_lines
     from .executor import make_executor
@@ -617,6 +617,7 @@ def leaderboard(
     its = list(items)
     if not its:
         raise ConfigError("the corpus is empty: nothing to rank")
+    check_distinct_identities(systems)
     order = _order(list(systems), anchor)
     pairs = pair_order(order, anchor)
     if isinstance(probes, str) and probes == "default":

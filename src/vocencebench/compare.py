@@ -25,7 +25,7 @@ from typing import Any
 
 from . import __version__
 from ._engine import DEFAULT_WINDOW, Engine, RunOptions
-from .adapters import SystemHooks, system_hooks
+from .adapters import SystemHooks, check_distinct_identities, system_hooks
 from .cache import Cache, NullCache, clip_key
 from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
 from .errors import ConfigError, SynthesisError
@@ -220,6 +220,7 @@ def _run(
     from .corpus import validate_corpus
 
     validate_corpus(items, registry=reg)
+    check_distinct_identities({labels[0]: systems[0], labels[1]: systems[1]})
     hooks: tuple[SystemHooks, SystemHooks] = (
         system_hooks(systems[0], label=f"system {labels[0]!r}"),
         system_hooks(systems[1], label=f"system {labels[1]!r}"))
