@@ -21,6 +21,7 @@ needs (see ``docs/gaming.md``).
 
 from __future__ import annotations
 
+import abc
 import functools
 import hashlib
 import math
@@ -165,7 +166,7 @@ def _params_id(params: Mapping[str, Any]) -> str:
 # ----------------------------------------------------------------------------- base classes
 
 
-class Attack:
+class Attack(abc.ABC):
     """A documented transformation of ``base``. Subclasses set ``name`` and implement
     :meth:`synthesize_item`; ``params`` (name → value) go into :attr:`system_id`."""
 
@@ -176,8 +177,9 @@ class Attack:
         self.params: dict[str, Any] = dict(params)
         self.system_id = f"redteam/{self.name}({_params_id(self.params)})<{system_id(base)}>"
 
+    @abc.abstractmethod
     def synthesize_item(self, item: Item) -> bytes:
-        raise NotImplementedError
+        """The attacker's clip for ``item`` (WAV bytes)."""
 
     def __call__(self, text: str, instruction: str) -> bytes:
         return self.synthesize_item(_adhoc_item(text, instruction))
@@ -197,8 +199,9 @@ class TransformAttack(Attack):
     def applies(self, item: Item) -> bool:
         return True
 
+    @abc.abstractmethod
     def transform(self, x: FloatArray, rate: int, item: Item) -> FloatArray:
-        raise NotImplementedError
+        """The edited samples (float, −1…1) of the base clip ``x`` at ``rate`` Hz."""
 
     def synthesize_item(self, item: Item) -> bytes:
         wav = synthesize_item(self.base, item)
@@ -211,8 +214,9 @@ class TransformAttack(Attack):
 class RerenderAttack(Attack):
     """An attack that asks the base for another ``(text, instruction)``: :meth:`rewrite`."""
 
+    @abc.abstractmethod
     def rewrite(self, text: str, instruction: str) -> tuple[str, str]:
-        raise NotImplementedError
+        """The ``(text, instruction)`` the base is asked for instead."""
 
     def synthesize_item(self, item: Item) -> bytes:
         text, instruction = self.rewrite(item.text, item.instruction)
