@@ -67,7 +67,7 @@ INVARIANT: dict[str, Callable[[np.ndarray, int], Audio]] = {
 #: Loudness must move under gain and mono → stereo (BS.1770 sums the channels: +3.01 LU).
 LOUDNESS_MOVES = ("gain +6 dB", "gain -6 dB", STEREO)
 #: Where the issue sets a bound above zero, the test allows it: white noise at 20 dB SNR may
-#: move ≤ 5 % of pace buckets (on the full set 3 of 110 move; docs/probes.md).
+#: move ≤ 5 % of pace buckets (on the full set 4 of 110 move; docs/probes.md).
 ALLOWED = {("white noise 20 dB SNR", "pace"): 0.05}
 
 
@@ -129,7 +129,7 @@ def test_labels_move_the_right_way(
     """On every clip: the measured value moves the required way and the label never moves
     the wrong way; where the clip's value plus the required share of the nominal shift lies
     past a bucket edge, the label has moved at least that far (or already sat in the extreme
-    bucket). Buckets are wider than these shifts (moderate pace spans ×1.47, medium pitch
+    bucket). Buckets are wider than these shifts (moderate pace spans ×1.43, medium pitch
     6 st), so a clip in the middle of a bucket may stay in it."""
     ps = default_probes()
     fn, trait, sign = rs.DIRECTIONAL[name]

@@ -27,6 +27,7 @@ from vocencebench.probes.acoustic import (
     analyse,
     integrated_loudness,
 )
+from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import UNMEASURABLE, Item, ProbeResult
 from vocencebench.tts import EspeakSettings, render_many
 
@@ -266,19 +267,37 @@ def test_pitch_reference_follows_requested_age(pitch_clips: dict[tuple[str, int]
 def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> None:
     expected = {120: "slow", 175: "moderate", 260: "fast"}
     for rate, want in expected.items():
-        for scripts in (CORPUS_EVERYDAY, CORPUS_EVERYDAY + CORPUS_EVERYDAY_SHORT):
+        for scripts in (CORPUS_EVERYDAY, CORPUS_EVERYDAY_SHORT,
+                        CORPUS_EVERYDAY + CORPUS_EVERYDAY_SHORT):
             results = [PaceProbe().measure(pace_clips[(s, rate)], make_item(text=s))["pace"]
                        for s in scripts]
             hits = sum(r.label == want for r in results)
             values = [round(float(r.value or 0), 2) for r in results]
             assert hits / len(results) >= 0.9, (rate, len(scripts), values)
         for r in results:
-            assert r.unit == "phones/s" and r.probe == "pace-phones@3"
+            assert r.unit == "phones/s" and r.probe == "pace-phones@4"
             assert r.detail["phones"] > r.detail["syllables"] > 0
             assert 0 < r.detail["articulation_s"] <= r.detail["speech_s"]
             assert r.detail["articulation_s"] + r.detail["pause_s"] == pytest.approx(
                 r.detail["speech_s"])
             assert not r.detail["disagreement"], r.detail  # text and audio agree on clean TTS
+
+
+def test_pace_credits_phrase_final_lengthening(
+        pace_clips: dict[tuple[str, int], Audio]) -> None:
+    """Pace = (script phones + 3 for the first phrase + 1.5 for each further one) / articulation
+    time; the allowance comes from the text alone, so the audio cannot earn more of it."""
+    for s in (CORPUS_EVERYDAY_SHORT[0], CORPUS_EVERYDAY[0], CORPUS_EVERYDAY[6]):
+        r = PaceProbe().measure(pace_clips[(s, 175)], make_item(text=s))["pace"]
+        phrases = count_syllables(s).phrases
+        assert r.detail["phrases"] == phrases >= 1
+        assert r.detail["lengthening_phones"] == ac.lengthening_phones(phrases) == \
+            ac.PACE_UTTERANCE_PHONES + ac.PACE_PHRASE_PHONES * (phrases - 1)
+        assert r.value == pytest.approx(
+            (r.detail["phones"] + r.detail["lengthening_phones"]) / r.detail["articulation_s"])
+    assert ac.lengthening_phones(0) == 0.0
+    # "Oh, perfect. Dumped by text. Classic." is four phrases: 3 + 1.5 + 1.5 + 1.5 phones
+    assert ac.lengthening_phones(count_syllables(CORPUS_EVERYDAY_SHORT[0]).phrases) == 7.5
 
 
 def test_pauses_do_not_slow_the_pace() -> None:
@@ -544,7 +563,7 @@ def test_probes_pickle() -> None:
     ps = default_probes(quality=True)
     for p in (*ps.probes, *ps.diagnostics):
         assert pickle.loads(pickle.dumps(p)) == p
-    assert ps.ids == ("pitch-praat@4", "pace-phones@3", "loudness-bs1770@3",
+    assert ps.ids == ("pitch-praat@4", "pace-phones@4", "loudness-bs1770@3",
                       "gender-f0gmm@1", "dnsmos@1")
     assert ps.traits == ("gender", "pace", "pitch", "loudness")
     assert default_probes().diagnostics == ()

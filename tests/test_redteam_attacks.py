@@ -44,7 +44,11 @@ from vocencebench.gaming.attacks import (
     rng_uniform,
 )
 from vocencebench.instruction import parse_instruction
-from vocencebench.probes.acoustic import REFERENCE_F0_HZ, integrated_loudness
+from vocencebench.probes.acoustic import (
+    REFERENCE_F0_HZ,
+    integrated_loudness,
+    lengthening_phones,
+)
 from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import Item
 from vocencebench.tts import TARGET_LUFS
@@ -178,6 +182,19 @@ def test_silence_is_digital_zero_of_the_base_length() -> None:
     assert SilenceAttack(v).spoken_text(it) is None
 
 
+def test_noise_targets_sit_inside_the_pace_probes_buckets() -> None:
+    """The noise clip lasts (phones + lengthening) / target (test below), so the pace probe,
+    were it to take the whole clip for speech, would read the target: each target must lie
+    well inside its bucket of the current probe, so the attack tests the speech check and not
+    a mis-aimed duration."""
+    from vocencebench.probes import acoustic as ac
+
+    lo, hi = ac.PACE_EDGES_PPS
+    assert PACE_TARGET_PPS["slow"] * 1.15 < lo
+    assert lo * 1.1 < PACE_TARGET_PPS["moderate"] < hi / 1.1
+    assert PACE_TARGET_PPS["fast"] > 1.15 * hi
+
+
 @pytest.mark.parametrize("pace", ["slow", "moderate", "fast"])
 @pytest.mark.parametrize("loud", ["quiet", "loud"])
 def test_noise_length_level_and_shape(pace: str, loud: str) -> None:
@@ -188,7 +205,8 @@ def test_noise_length_level_and_shape(pace: str, loud: str) -> None:
     assert wav == att.synthesize_item(it)  # deterministic
     assert wav != NoiseAttack(v, seed=7).synthesize_item(it)
     x = _samples(wav)
-    phones = count_syllables(it.text).phones
+    count = count_syllables(it.text)
+    phones = count.phones + lengthening_phones(count.phrases)
     assert x.shape[0] == round(phones / PACE_TARGET_PPS[pace] * RATE)
     lufs, _ = integrated_loudness(x, RATE)
     assert lufs is not None and abs(lufs - TARGET_LUFS[loud]) < 0.1

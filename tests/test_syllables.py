@@ -142,3 +142,20 @@ def test_dictionary_loaded_from_pocketsphinx() -> None:
 def test_spoken_form_needs_str() -> None:
     with pytest.raises(ConfigError, match="needs a str"):
         spoken_form(b"bytes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [("hello world", 1), ("Stop. Give it back, now!", 3), ("Wait... what?!", 2),
+     ("It costs $3.50 at 10:30, okay?", 2),  # the number's point and the clock's colon stay
+     ("Dr. Smith met Mr. Jones.", 1), ("The U.S. team won; the crowd roared.", 2),
+     ("Visit www.example.com today.", 1), ("...", 0), ("", 0),
+     ("Yes; no: maybe, fine.", 4), ("Well…\u00a0okay", 2)],
+)
+def test_phrases_of_a_script(text: str, phrases: int) -> None:
+    assert count_syllables(text).phrases == phrases
+
+
+def test_phrases_need_a_word_between_the_marks() -> None:
+    assert count_syllables("Oh!!! ... Right?").phrases == 2
+    assert count_syllables("Right, , , right").phrases == 2

@@ -45,6 +45,8 @@ __all__ = [
     "PACE_DISAGREE_FACTOR",
     "PACE_EDGES_PPS",
     "PACE_MIN_SYLLABLES",
+    "PACE_PHRASE_PHONES",
+    "PACE_UTTERANCE_PHONES",
     "PAUSE_MIN_S",
     "PITCH_CEILING_HZ",
     "PITCH_EDGE_SEMITONES",
@@ -67,6 +69,7 @@ __all__ = [
     "analyse",
     "check_speech",
     "integrated_loudness",
+    "lengthening_phones",
     "unmeasurable",
 ]
 
@@ -132,15 +135,22 @@ REFERENCE_F0_HZ: Final[Mapping[tuple[str, str], float]] = {
 #: Semitones from the reference beyond which pitch is "low" (below −edge) or "high" (above).
 PITCH_EDGE_SEMITONES: Final = 3.0
 
-#: Pace buckets (phones of the script per second of articulation time): slow below the first
-#: edge, fast above the second, moderate between. At 2.6 phones per syllable (the corpus's
-#: average) they are 3.65 and 5.4 syllables per second of articulation.
-PACE_EDGES_PPS: Final = (9.5, 14.0)
+#: Pace buckets (phones/s: the script's phones plus its lengthening allowance, per second of
+#: articulation time): slow below the first edge, fast above the second, moderate between.
+#: They sit within 0.12 phones/s of the geometric midpoints of eSpeak's medians at 120 / 175 /
+#: 260 wpm (docs/probes.md, Pace, says how they were chosen).
+PACE_EDGES_PPS: Final = (11.0, 15.7)
+#: Phrase-final lengthening, in phones of the voice's own tempo: the first phrase of a script
+#: is credited this many phones ...
+PACE_UTTERANCE_PHONES: Final = 3.0
+#: ... and each further phrase (:attr:`SyllableCount.phrases`) this many more. Fitted on
+#: eSpeak and hibari-tts (docs/probes.md, Pace): without it a short script reads slow.
+PACE_PHRASE_PHONES: Final = 1.5
 #: A silent run inside the speech span lasting at least this long (s) is a pause and is left
 #: out of the articulation time; shorter gaps (stop closures, word joins) stay in.
 PAUSE_MIN_S: Final = 0.1
 #: Scripts with fewer syllables than this are flagged ``short_script``: phrase-final lengthening
-#: weighs more in them, so they read slower at the same tempo.
+#: weighs more in them (the lengthening allowance corrects for it).
 PACE_MIN_SYLLABLES: Final = 10
 #: de Jong & Wempe syllable nuclei: intensity peaks above (99th percentile − this many dB) ...
 NUCLEI_SILENCE_DB: Final = 25.0
@@ -541,15 +551,26 @@ def _nuclei(audio: Audio, a: VoiceAnalysis) -> int:
     return count
 
 
+def lengthening_phones(phrases: int) -> float:
+    """The pace probe's phrase-final lengthening allowance (phones) for a script of
+    ``phrases`` phrases: the time a voice spends lengthening phrase ends, in phones of its own
+    tempo."""
+    if phrases <= 0:
+        return 0.0
+    return PACE_UTTERANCE_PHONES + PACE_PHRASE_PHONES * (phrases - 1)
+
+
 @dataclass
 class PaceProbe:
-    """Articulation rate: phones of the script (CMU dictionary, spoken form) per second of
-    speech (voice activity against the clip's noise floor, :mod:`.vad`) with its pauses
-    (runs without speech ≥ 100 ms) left out; the speaking rate in syllables/s
-    and an acoustic syllable-nucleus count are reported beside it."""
+    """Articulation rate (phones/s): the phones of the script (CMU dictionary, spoken form) plus
+    a phrase-final lengthening allowance (:data:`PACE_UTTERANCE_PHONES` for the first phrase,
+    :data:`PACE_PHRASE_PHONES` for each further one), per second of speech (voice activity
+    against the clip's noise floor, :mod:`.vad`) with its pauses (runs without speech
+    ≥ 100 ms) left out; the speaking rate in syllables/s and an acoustic syllable-nucleus
+    count are reported beside it."""
 
     name: str = "pace-phones"
-    version: str = "3"
+    version: str = "4"
     traits: tuple[str, ...] = ("pace",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
@@ -562,7 +583,8 @@ class PaceProbe:
         a = analyse(audio)
         if a.articulation_time <= 0:
             return _unmeasurable(pid, "pace", "phones/s", audio, "no speech was found")
-        rate = syl.phones / a.articulation_time
+        lengthening = lengthening_phones(syl.phrases)
+        rate = (syl.phones + lengthening) / a.articulation_time
         nuclei = _nuclei(audio, a)
         ratio = syl.total / nuclei if nuclei > 0 else math.inf
         disagree = not (1.0 / PACE_DISAGREE_FACTOR <= ratio <= PACE_DISAGREE_FACTOR)
@@ -573,6 +595,8 @@ class PaceProbe:
             d=desirability("pace", label, requested), probe=pid,
             detail={
                 "phones": syl.phones,
+                "phrases": syl.phrases,
+                "lengthening_phones": lengthening,
                 "syllables": syl.total,
                 "short_script": syl.total < PACE_MIN_SYLLABLES,
                 "articulation_s": a.articulation_time,

@@ -11,6 +11,12 @@ pronunciation; phones = all phones of it). A word the dictionary lacks is counte
 :func:`rule_phones` (letters, with common digraphs read as one sound), and a token without
 vowels is spelled out letter by letter ("www" → three "double-u"s). Words counted by rule are
 listed in :attr:`SyllableCount.unknown`, so nothing is estimated silently.
+
+The script's phrases are counted on the same spoken form before its punctuation is dropped:
+stretches between the marks ``. , ; : ! ?`` and ``…`` that hold at least one word
+(:attr:`SyllableCount.phrases`; "Stop. Give it back, now!" has three). Numbers are read out
+first, so "$3.50" or "10:30" do not split a phrase, nor does the full stop of an initial or a
+title ("Dr. Smith", "U.S.").
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from ..errors import ConfigError, MissingDependencyError
 
 __all__ = [
     "CMUDICT_FILE",
+    "PHRASE_MARKS",
     "SyllableCount",
     "cmu_dictionary",
     "cmu_phones",
@@ -34,6 +41,8 @@ __all__ = [
     "spoken_form",
 ]
 
+#: Punctuation that ends a phrase (after numbers, times and money are read out).
+PHRASE_MARKS = ".,;:!?…"
 #: File name of the CMU dictionary inside pocketsphinx's ``model/en-us`` folder.
 CMUDICT_FILE = "cmudict-en-us.dict"
 
@@ -62,7 +71,9 @@ class SyllableCount:
     ``total``: syllables (count). ``words``: the spoken-form words, in order; ``per_word``:
     syllables of each. ``unknown``: words the CMU dictionary lacks (counted by rule or spelled
     out). ``spoken``: the spoken-form text the words came from. ``phones``: phones of the
-    whole script (count); ``phones_per_word``: phones of each word.
+    whole script (count); ``phones_per_word``: phones of each word. ``phrases``: stretches of
+    the spoken form between :data:`PHRASE_MARKS` that hold a word (count; 1 for a script
+    without punctuation, 0 for one without words).
     """
 
     total: int
@@ -72,6 +83,7 @@ class SyllableCount:
     spoken: str
     phones: int = 0
     phones_per_word: tuple[int, ...] = ()
+    phrases: int = 0
 
 
 def cmu_dictionary() -> Mapping[str, int]:
@@ -271,22 +283,36 @@ def _textnorm_rules() -> tuple[Callable[[str], str], ...]:
     )
 
 
-def spoken_form(text: str) -> str:
-    """``text`` rewritten as it is read aloud (lower case, words separated by single spaces):
-    "$3.50 at 10:30" → "three dollars and fifty cents at ten thirty"."""
+_WORD_RX = re.compile(r"[a-z]+(?:'[a-z]+)*")
+_PHRASE_RX = re.compile("[" + re.escape(PHRASE_MARKS) + "]+")
+#: A full stop after an initial or a title abbreviation does not end a phrase ("Dr. Smith",
+#: "U.S. troops").
+_NOT_A_STOP_RX = re.compile(r"\b(?:[a-z]|mr|mrs|ms|dr|st|jr|sr|prof|vs|mt|ft)\.(?=\s*\w)")
+
+
+def _read_out(text: str, caller: str) -> str:
+    """``text`` with numbers, times, money and symbols read out, lower case, punctuation kept."""
     if not isinstance(text, str):
-        raise ConfigError(f"spoken_form() needs a str, got {type(text).__name__}")
+        raise ConfigError(f"{caller}() needs a str, got {type(text).__name__}")
     for rule in _textnorm_rules():  # textnorm's readings, with our clock rule among them
         text = rule(text)
     for rx, repl in _SPOKEN_STEPS:
         text = rx.sub(repl, text)
-    text = text.lower().replace("&", " and ").replace("+", " plus ").replace("=", " equals ")
-    return " ".join(re.findall(r"[a-z]+(?:'[a-z]+)*", text))
+    return text.lower().replace("&", " and ").replace("+", " plus ").replace("=", " equals ")
+
+
+def spoken_form(text: str) -> str:
+    """``text`` rewritten as it is read aloud (lower case, words separated by single spaces):
+    "$3.50 at 10:30" → "three dollars and fifty cents at ten thirty"."""
+    return " ".join(_WORD_RX.findall(_read_out(text, "spoken_form")))
 
 
 def count_syllables(text: str) -> SyllableCount:
     """Syllables of ``text`` read aloud (see the module docstring for the method)."""
-    spoken = spoken_form(text)
+    read = _read_out(text, "count_syllables")
+    spoken = " ".join(_WORD_RX.findall(read))
+    phrases = sum(1 for part in _PHRASE_RX.split(_NOT_A_STOP_RX.sub(" ", read))
+                  if _WORD_RX.search(part))
     cmu, cmu_ph = _cmu()
     words = tuple(spoken.split())
     per_word: list[int] = []
@@ -315,4 +341,5 @@ def count_syllables(text: str) -> SyllableCount:
         spoken=spoken,
         phones=sum(phones),
         phones_per_word=tuple(phones),
+        phrases=phrases,
     )
