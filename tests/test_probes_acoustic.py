@@ -285,7 +285,7 @@ def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> Non
 
 def test_pace_credits_phrase_final_lengthening(
         pace_clips: dict[tuple[str, int], Audio]) -> None:
-    """Pace = (script phones + 3 for the first phrase + 1.5 for each further one) / articulation
+    """Pace = (script phones + 3 for the first phrase + 2 for each further one) / articulation
     time; the allowance comes from the text alone, so the audio cannot earn more of it."""
     for s in (CORPUS_EVERYDAY_SHORT[0], CORPUS_EVERYDAY[0], CORPUS_EVERYDAY[6]):
         r = PaceProbe().measure(pace_clips[(s, 175)], make_item(text=s))["pace"]
@@ -296,8 +296,33 @@ def test_pace_credits_phrase_final_lengthening(
         assert r.value == pytest.approx(
             (r.detail["phones"] + r.detail["lengthening_phones"]) / r.detail["articulation_s"])
     assert ac.lengthening_phones(0) == 0.0
-    # "Oh, perfect. Dumped by text. Classic." is four phrases: 3 + 1.5 + 1.5 + 1.5 phones
-    assert ac.lengthening_phones(count_syllables(CORPUS_EVERYDAY_SHORT[0]).phrases) == 7.5
+    # "Oh, perfect. Dumped by text. Classic." is four phrases: 3 + 2 + 2 + 2 phones
+    assert ac.lengthening_phones(count_syllables(CORPUS_EVERYDAY_SHORT[0]).phrases) == 9.0
+
+
+def test_trimming_the_silence_around_speech_keeps_its_span() -> None:
+    """A clip cut to start and end with sound has about the speech span of the same sound with
+    silence around it: the hang-over reaches past the clip's ends instead of being cut off,
+    and digital silence moves neither the floor nor the loud-frame reference. What is left is
+    the analysis windows that overlap the sound only partly, which the padded clip has (up to
+    two 10 ms frames at each end) and the cut one cannot; cut off at the clip's ends, as it
+    was, the hang-over lost 155 ms here."""
+    sr = 16_000
+    t = np.arange(sr) / sr
+    voice = sum(np.sin(2 * np.pi * 200 * k * t) / k for k in range(1, 19))
+    voice *= 0.2 * (0.55 + 0.45 * np.sin(2 * np.pi * 3 * t))  # syllable-like swell, 3 Hz
+    voice[round(0.4 * sr):round(0.7 * sr)] = 0.0  # a 300 ms pause inside
+    rng = np.random.default_rng(SEED)
+    voice += 1e-4 * rng.standard_normal(t.shape[0])  # a faint floor, as in a recording
+    padded = np.concatenate([np.zeros(sr // 2), voice, np.zeros(3 * sr // 10)])
+    cut = vad.voice_activity(voice, sr)
+    around = vad.voice_activity(padded, sr)
+    s_cut, e_cut, p_cut, n_cut = cut.span(ac.PAUSE_MIN_S)
+    s_pad, e_pad, p_pad, n_pad = around.span(ac.PAUSE_MIN_S)
+    assert s_cut < 0 and e_cut > cut.duration  # the hang-over past both ends
+    assert 0 <= (e_pad - s_pad) - (e_cut - s_cut) <= 4 * vad.HOP_S + 1e-9
+    assert (p_cut, n_cut) == (p_pad, n_pad) and n_cut == 1
+    assert 0 <= s_cut - (s_pad - 0.5) <= 2 * vad.HOP_S + 1e-9
 
 
 def test_pauses_do_not_slow_the_pace() -> None:

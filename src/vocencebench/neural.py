@@ -79,7 +79,7 @@ NEURAL_SYSTEMS: Final[tuple[str, ...]] = ("hibari", "hibari-follow")
 #: 1.0, 0.88 gives 0.93×, 1.33 gives 1.2× and 1.34 jumps to 1.45×. Its own rate at 1.0 is
 #: brisk (tuned under ``pace-phones@1``: median 13.2 phones/s, fast edge 14), so *fast* is
 #: speed 1.33 plus a gentle PSOLA time compression to 92 % of the duration (about 1.3× in
-#: all). Under ``pace-phones@4`` the three land in their buckets 98.2 / 96.4 / 97.0 % of the
+#: all). Under ``pace-phones@4`` the three land in their buckets 97.6 / 96.4 / 97.6 % of the
 #: time over the corpus: see the calibration table in docs/adapters.md.
 SPEED_BY_PACE: Final[Mapping[str, tuple[float, float]]] = {
     "slow": (0.65, 1.0), "moderate": (0.88, 1.0), "fast": (1.33, 0.92),

@@ -197,8 +197,8 @@ NEUTRAL: Final = EspeakSettings()
 #: Words per minute for each pace value, checked on the pace probe (``pace-phones@4``: phones
 #: of the script plus a phrase-final lengthening allowance per second of articulation, voice
 #: activity against the noise floor, buckets at 11.0 / 15.7): over all 496 corpus scripts
-#: 110 / 165 / 260 wpm land in the right bucket 99.6 / 95.0 / 99.4 % of the time (120 wpm:
-#: 98.0 %, 175 wpm: 97.6 %; benchmarks/calibrate_pace_wpm.py). ``pace-phones@3`` read
+#: 110 / 165 / 260 wpm land in the right bucket 99.8 / 95.4 / 99.2 % of the time (120 wpm:
+#: 98.6 %, 175 wpm: 98.0 %; benchmarks/calibrate_pace_wpm.py). ``pace-phones@3`` read
 #: 99.4 / 86.9 / 90.1 %, ``@1`` 99.8 / 94.4 / 96.8 %.
 WPM_BY_PACE: Final[Mapping[str, int]] = {"slow": 110, "moderate": 165, "fast": 260}
 #: Integrated loudness (LUFS, ITU-R BS.1770) aimed at for each loudness value; the loudness

@@ -137,7 +137,7 @@ PITCH_EDGE_SEMITONES: Final = 3.0
 
 #: Pace buckets (phones/s: the script's phones plus its lengthening allowance, per second of
 #: articulation time): slow below the first edge, fast above the second, moderate between.
-#: They sit within 0.12 phones/s of the geometric midpoints of eSpeak's medians at 120 / 175 /
+#: They sit within 0.15 phones/s of the geometric midpoints of eSpeak's medians at 120 / 175 /
 #: 260 wpm (docs/probes.md, Pace, says how they were chosen).
 PACE_EDGES_PPS: Final = (11.0, 15.7)
 #: Phrase-final lengthening, in phones of the voice's own tempo: the first phrase of a script
@@ -145,7 +145,7 @@ PACE_EDGES_PPS: Final = (11.0, 15.7)
 PACE_UTTERANCE_PHONES: Final = 3.0
 #: ... and each further phrase (:attr:`SyllableCount.phrases`) this many more. Fitted on
 #: eSpeak and hibari-tts (docs/probes.md, Pace): without it a short script reads slow.
-PACE_PHRASE_PHONES: Final = 1.5
+PACE_PHRASE_PHONES: Final = 2.0
 #: A silent run inside the speech span lasting at least this long (s) is a pause and is left
 #: out of the articulation time; shorter gaps (stop closures, word joins) stay in.
 PAUSE_MIN_S: Final = 0.1

@@ -10,11 +10,14 @@ Method (the measurements that chose it are in docs/probes.md, "Voice activity"):
   not digital silence (so padding with zeros cannot lower it), never below white noise at
   :data:`ABS_FLOOR_DBFS`;
 * a frame is *strong* when it is at least :data:`ON_DB` over the floor **and** within
-  :data:`STRONG_DB` of the clip's loud frames (99th percentile of frame power): faint room
+  :data:`STRONG_DB` of the clip's loud frames (99th percentile of frame power over the
+  frames that are not digital silence): faint room
   tone, noise and padding are never strong, and added noise at 20 dB SNR leaves the strong
   frames of the voice strong;
 * speech = strong frames widened by :data:`HANG_S` on each side (weak consonant onsets and
-  tails that a noise floor may hide).
+  tails that a noise floor may hide). The speech span keeps the widening even where it reaches
+  past the clip's first or last sample, so trimming a clip's leading or trailing silence
+  cannot shorten its speech (or make its pace read faster).
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class VoiceActivity:
     (dBFS). ``shape_var_db``: over speech frames, the standard deviation over time of the
     level-normalised band spectrum, averaged over bands (dB) — formants move, stationary
     sounds (tones, hum, modulated noise) do not. ``duration``: clip length (s).
+    ``strong_first`` / ``strong_last``: the first and last strong frame (index; −1 when there
+    is none). ``hang``: the widening (frames).
     """
 
     speech: npt.NDArray[np.bool_]
@@ -84,6 +89,9 @@ class VoiceActivity:
     floor_dbfs: float
     shape_var_db: float
     duration: float
+    strong_first: int = -1
+    strong_last: int = -1
+    hang: int = 0
 
     @property
     def speech_s(self) -> float:
@@ -92,13 +100,19 @@ class VoiceActivity:
 
     def span(self, pause_min_s: float) -> tuple[float, float, float, int]:
         """(first speech instant s, last speech instant s, pause time s, pauses): pauses are
-        the non-speech runs inside the span lasting at least ``pause_min_s``."""
+        the non-speech runs inside the span lasting at least ``pause_min_s``. The span is the
+        strong frames widened by the hang-over even where that reaches past the clip's ends
+        (so ``start`` may be below 0 and ``end`` above the duration)."""
         idx = np.flatnonzero(self.speech)
         if idx.size == 0:
             return 0.0, 0.0, 0.0, 0
         first, last = int(idx[0]), int(idx[-1])
-        start = first * self.hop
-        end = min(self.duration, last * self.hop + self.window)
+        if self.strong_first >= 0:
+            start = (self.strong_first - self.hang) * self.hop
+            end = (self.strong_last + self.hang) * self.hop + self.window
+        else:  # built without the strong frames: the speech frames as they are
+            start = first * self.hop
+            end = min(self.duration, last * self.hop + self.window)
         inner = ~self.speech[first:last + 1]
         edges = np.diff(np.concatenate([[0], inner.astype(np.int8), [0]]))
         runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
@@ -188,7 +202,10 @@ def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
     floor = np.maximum(floor, abs_floor)
     evidence = 10.0 * np.log10(np.maximum(frame_total, 1e-30) / floor.sum())
     level = 10.0 * np.log10(np.maximum(frame_total, 1e-30))
-    ref = float(np.percentile(level, 99.0)) if level.shape[0] else 0.0
+    # the loud-frame reference leaves digital silence out too, so padding or trimming it
+    # does not move the strong-frame threshold
+    ref_frames = level[loud] if loud.any() else level
+    ref = float(np.percentile(ref_frames, 99.0)) if ref_frames.shape[0] else 0.0
     strong = (evidence >= ON_DB) & (level >= ref - STRONG_DB)
     hang = round(HANG_S / HOP_S)
     if hang > 0 and strong.any():
@@ -205,9 +222,13 @@ def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
         shape_var = float(shape.std(axis=0).mean())
     else:
         shape_var = 0.0
+    strong_idx = np.flatnonzero(strong)
     return VoiceActivity(speech=speech, hop=hop / rate, window=window.shape[0] / rate,
                          evidence_db=evidence, floor_dbfs=floor_dbfs, shape_var_db=shape_var,
-                         duration=y.shape[0] / rate)
+                         duration=y.shape[0] / rate,
+                         strong_first=int(strong_idx[0]) if strong_idx.size else -1,
+                         strong_last=int(strong_idx[-1]) if strong_idx.size else -1,
+                         hang=hang if strong_idx.size else 0)
 
 
 def voice_activity_of(audio: Audio, x: FloatArray, rate: int) -> VoiceActivity:
