@@ -89,9 +89,9 @@ class VoiceActivity:
     floor_dbfs: float
     shape_var_db: float
     duration: float
-    strong_first: int = -1
-    strong_last: int = -1
-    hang: int = 0
+    strong_first: int
+    strong_last: int
+    hang: int
 
     @property
     def speech_s(self) -> float:
@@ -104,15 +104,11 @@ class VoiceActivity:
         strong frames widened by the hang-over even where that reaches past the clip's ends
         (so ``start`` may be below 0 and ``end`` above the duration)."""
         idx = np.flatnonzero(self.speech)
-        if idx.size == 0:
+        if idx.size == 0 or self.strong_first < 0:
             return 0.0, 0.0, 0.0, 0
         first, last = int(idx[0]), int(idx[-1])
-        if self.strong_first >= 0:
-            start = (self.strong_first - self.hang) * self.hop
-            end = (self.strong_last + self.hang) * self.hop + self.window
-        else:  # built without the strong frames: the speech frames as they are
-            start = first * self.hop
-            end = min(self.duration, last * self.hop + self.window)
+        start = (self.strong_first - self.hang) * self.hop
+        end = (self.strong_last + self.hang) * self.hop + self.window
         inner = ~self.speech[first:last + 1]
         edges = np.diff(np.concatenate([[0], inner.astype(np.int8), [0]]))
         runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
