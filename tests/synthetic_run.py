@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vocencebench.decide import BOOTSTRAP_N, BOOTSTRAP_SEED, desirability
+from vocencebench.constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from vocencebench.decide import desirability
 from vocencebench.pair import ClipAnalysis, PairResult, combine, covered_dimensions
 from vocencebench.result import Head2Head, decide_pairs
 from vocencebench.schema import Item, ProbeResult, Verdict

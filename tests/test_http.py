@@ -1,4 +1,4 @@
-"""The shared HTTP layer (vocencebench._http) against real misbehaving servers on 127.0.0.1.
+"""The shared HTTP layer (vocencebench._util.http) against real misbehaving servers on 127.0.0.1.
 
 Waits between attempts go to an injected ``sleep`` that records them; the only wall-clock
 measurement is the per-attempt deadline against a trickling server: never before the deadline
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from judge_fakes import KEY, Call, FakeJudgeServer, Reply
-from vocencebench._http import (
+from vocencebench._util.http import (
     HttpClient,
     HTTPFailure,
     RetryPolicy,

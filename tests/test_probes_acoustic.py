@@ -15,6 +15,8 @@ import pytest
 from vocencebench.audio import Audio, load_audio, to_wav_bytes
 from vocencebench.decide import desirability
 from vocencebench.errors import ProbeError
+from vocencebench.loudness import integrated_loudness
+from vocencebench.norms import age_group
 from vocencebench.probes import acoustic as ac
 from vocencebench.probes import default_probes, vad
 from vocencebench.probes.acoustic import (
@@ -23,9 +25,7 @@ from vocencebench.probes.acoustic import (
     LoudnessProbe,
     PaceProbe,
     PitchProbe,
-    age_group,
     analyse,
-    integrated_loudness,
 )
 from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import UNMEASURABLE, Item, ProbeResult

@@ -55,7 +55,7 @@ import json, sys, time
 def main():
     import vocencebench as vb
     from vocencebench import tts
-    from vocencebench._procs import sigterm_as_interrupt
+    from vocencebench._util.procs import sigterm_as_interrupt
     from vocencebench.cache import Cache
 
     phase, path = sys.argv[1], sys.argv[2]

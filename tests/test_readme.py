@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vocencebench._mp import references_main
+from vocencebench._util.mp import references_main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

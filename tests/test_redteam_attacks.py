@@ -44,11 +44,9 @@ from vocencebench.gaming.attacks import (
     rng_uniform,
 )
 from vocencebench.instruction import parse_instruction
-from vocencebench.probes.acoustic import (
-    REFERENCE_F0_HZ,
-    integrated_loudness,
-    lengthening_phones,
-)
+from vocencebench.loudness import integrated_loudness
+from vocencebench.norms import REFERENCE_F0_HZ
+from vocencebench.probes.acoustic import lengthening_phones
 from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import Item
 from vocencebench.tts import TARGET_LUFS
@@ -304,7 +302,7 @@ def test_hum_only_on_low_pitch_requests_at_stated_level_and_frequency() -> None:
 @pytest.mark.parametrize(("gender", "age"), [("male", "30"), ("female", "45"),
                                              ("female", "8")])
 def test_low_tone_sits_at_a_low_voice_f0(gender: str, age: str) -> None:
-    from vocencebench.probes.acoustic import age_group
+    from vocencebench.norms import age_group
 
     v = Voice()
     it = _item(pitch="low", gender=gender, age=age)

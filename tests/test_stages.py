@@ -11,8 +11,8 @@ from typing import Any
 
 import vocencebench as vb
 from judge_fakes import tone_wav
+from vocencebench._pipeline.stages import handle
 from vocencebench.schema import Item, ProbeResult, Verdict
-from vocencebench.stages import handle
 
 ITEMS = vb.load_benchmark("benchmark_v1")[:6]
 
@@ -51,7 +51,7 @@ def test_every_unit_of_a_worker_uses_the_same_component_object() -> None:
 
 
 def test_a_large_run_keeps_its_pairs_on_disk(monkeypatch: Any, tmp_path: Any) -> None:
-    import vocencebench._engine as engine
+    import vocencebench._pipeline.engine as engine
     from vocencebench.report import load_run
     from vocencebench.result import PairList
 
@@ -219,7 +219,7 @@ def test_the_judge_starts_while_synthesis_is_still_running() -> None:
 
 
 def test_open_items_never_exceed_max_in_flight(monkeypatch: Any) -> None:
-    import vocencebench._engine as engine
+    import vocencebench._pipeline.engine as engine
 
     peak = [0]
     admit = engine.Engine._admit
@@ -265,7 +265,7 @@ def test_a_probe_the_pool_cannot_take_runs_in_the_client_and_says_so(caplog: Any
     import logging
 
     probes, calls = _local_probe_set()
-    with caplog.at_level(logging.WARNING, logger="vocencebench._engine"):
+    with caplog.at_level(logging.WARNING, logger="vocencebench._pipeline.engine"):
         h = vb.benchmark(ITEMS[:2], _tones(200.0), _tones(310.0), probes=probes,
                          labels=("a", "b"), workers=2, progress=False, canaries=False)
     assert h.metadata["executor"]["name"] == "local"

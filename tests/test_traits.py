@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from vocencebench.constants import AGE_TOLERANCE_YEARS
 from vocencebench.decide import composite, desirability
 from vocencebench.errors import ConfigError
 from vocencebench.metrics import confusion_matrices, control_success, win_rates
-from vocencebench.traits import (
-    AGE_TOLERANCE_YEARS,
-    JUDGED_DIMENSIONS,
-    NATURALNESS,
-    TRAITS,
-    Trait,
-    TraitRegistry,
-)
+from vocencebench.traits import JUDGED_DIMENSIONS, NATURALNESS, TRAITS, Trait, TraitRegistry
 
 EXPECTED = {
     "gender": ("objective", "categorical", ("male", "female")),

@@ -12,10 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
-
-# `decide` stays a module name (vocencebench.decide); its function is decide.decide.
-from .decide import composite, desirability, gate, margin
+from .constants import PACKAGE_VERSION
 from .errors import (
     AudioError,
     BudgetExceededError,
@@ -37,6 +34,8 @@ from .errors import (
 )
 from .schema import INCOMPLETE, UNMEASURABLE, Decision, Item, ProbeResult, SampleScore, Verdict
 from .traits import TRAITS, Trait, TraitRegistry
+
+__version__ = PACKAGE_VERSION
 
 # Public names served lazily: name -> module that defines it.
 _LAZY: dict[str, str] = {
@@ -69,7 +68,7 @@ _LAZY: dict[str, str] = {
     "BatchedSystem": "vocencebench.adapters",
     "ItemSystem": "vocencebench.adapters",
     "Probe": "vocencebench.probes",
-    "BatchedProbe": "vocencebench.stages",
+    "BatchedProbe": "vocencebench._pipeline.stages",
     "Diagnostic": "vocencebench.probes",
     "ProbeSet": "vocencebench.probes",
     "Transcriber": "vocencebench.transcribe",
@@ -78,7 +77,7 @@ _LAZY: dict[str, str] = {
     # audio
     "load_audio": "vocencebench.audio",
     "Audio": "vocencebench.audio",
-    "Clip": "vocencebench._clip",
+    "Clip": "vocencebench.audio",
     "to_wav_bytes": "vocencebench.audio",
     # corpus, scores and metrics
     "load_corpus": "vocencebench.corpus",
@@ -95,7 +94,11 @@ _LAZY: dict[str, str] = {
     "confusion_matrices": "vocencebench.metrics",
     "bootstrap_ci": "vocencebench.metrics",
     "calibrate_files": "vocencebench.calibration",
-    # scoring
+    # scoring (`decide` stays a module name, vocencebench.decide; its function is decide.decide)
+    "composite": "vocencebench.decide",
+    "desirability": "vocencebench.decide",
+    "gate": "vocencebench.decide",
+    "margin": "vocencebench.decide",
     "PROMPT_VERSION": "vocencebench.prompts",
 }
 

@@ -555,7 +555,7 @@ _REFUSAL_WORDS = ("policy", "refus", "safety", "moderation", "content_filter", "
 class OpenAISpeechAdapter:
     """Any ``/v1/audio/speech`` server with an ``instructions`` field (e.g. gpt-4o-mini-tts).
 
-    Requests go through the shared HTTP layer (:mod:`vocencebench._http`): ``timeout`` is the
+    Requests go through the shared HTTP layer (:mod:`vocencebench._util.http`): ``timeout`` is the
     total deadline of one attempt (s); 408/429/5xx, connection resets and truncated answers
     are retried ``max_retries`` times (jittered backoff from ``backoff`` s, or the wait the
     server asks for); the answer is read up to ``max_bytes``. Safe to call from several
@@ -591,7 +591,7 @@ class OpenAISpeechAdapter:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        from ._http import HttpClient, RateLimiter, RetryPolicy, check_credentials
+        from ._util.http import HttpClient, RateLimiter, RetryPolicy, check_credentials
         from .audio import DEFAULT_MAX_BYTES
         from .redact import register_secret, register_url_secrets, safe_url
 
@@ -617,12 +617,12 @@ class OpenAISpeechAdapter:
             limiter=RateLimiter(requests_per_minute, sleep=sleep or time.sleep))
 
     def _url(self) -> str:
-        from ._http import join_url
+        from ._util.http import join_url
 
         return join_url(self._base, "/v1/audio/speech", strip="/v1")
 
     def __call__(self, text: str, instruction: str) -> bytes:
-        from ._http import HTTPFailure
+        from ._util.http import HTTPFailure
         from .errors import ServiceError
         from .redact import redact
 

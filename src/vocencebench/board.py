@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .cache import Cache, NullCache
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .errors import ConfigError
 from .ranking import PairScores, Standings, pair_order, rank
 from .schema import Item, SampleScore

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .outputs import atomic_write
 from .schema import dumps_canonical
 

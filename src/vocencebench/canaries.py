@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .decide import PROJECT_SEED
+from .constants import PROJECT_SEED
 from .errors import CanaryError, ConfigError, JudgeResponseError, MissingDependencyError
 from .schema import SCHEMA_VERSION, Item, ProbeResult
 from .traits import NATURALNESS, TRAITS, TraitRegistry
@@ -174,7 +174,7 @@ def _wav(x: FloatArray, rate: int) -> bytes:
 
 
 def _lufs(x: FloatArray, rate: int) -> float:
-    from .probes.acoustic import integrated_loudness
+    from .loudness import integrated_loudness
 
     lufs, _ = integrated_loudness(x, rate)
     if lufs is None:
@@ -201,7 +201,7 @@ def _psola(x: FloatArray, rate: int, *, pitch_factor: float = 1.0,
     pm = _parselmouth()
     from parselmouth.praat import call
 
-    from ._praat import seeded
+    from ._util.praat import seeded
 
     with seeded(NOISE_SEED):
         return _psola_seeded(pm, call, x, rate, pitch_factor, duration_factor)
@@ -838,7 +838,7 @@ def preflight(*, probes: ProbeSet | None, judge: Judge | None, cache: Any | None
     failed checks; its ``report`` is the failed :class:`CanaryReport` (None when the
     instrument crashed). A :class:`~vocencebench.errors.ConfigError` propagates as itself.
     """
-    from ._failures import CANARIES, reason
+    from ._util.failures import CANARIES, reason
     from .cache import NullCache
     from .compare import _run_canaries
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import __version__
+from .constants import PACKAGE_VERSION as __version__
 from .errors import VocenceError
 
 __all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from ._procs import sigterm_as_interrupt
+    from ._util.procs import sigterm_as_interrupt
 
     try:
         # SIGTERM (kill, a job scheduler) ends a run like Ctrl-C: cleanup runs, one line.

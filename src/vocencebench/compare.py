@@ -2,7 +2,7 @@
 
 :func:`benchmark` checks its inputs once (the corpus gate, every system's and probe's
 optional hooks, the executor), then streams every item through synthesis, analysis and the
-judge (:mod:`vocencebench._engine`) and decides (:func:`vocencebench.result.decide_pairs`).
+judge (:mod:`vocencebench._pipeline.engine`) and decides (:func:`vocencebench.result.decide_pairs`).
 Every finished unit is committed to the cache at once, so a killed run resumes where it
 stopped, redoing nothing and re-paying no judge call; failed and incomplete units are never
 cached as done, so a rerun retries them. Results are put back in corpus order, so they do not
@@ -23,17 +23,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from ._engine import DEFAULT_WINDOW, Engine, RunOptions
+from ._pipeline.engine import DEFAULT_WINDOW, Engine, RunOptions
+from ._pipeline.stages import check_component
 from .adapters import SystemHooks, check_distinct_identities, system_hooks
 from .cache import Cache, NullCache, clip_key
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
+from .constants import PACKAGE_VERSION as __version__
 from .errors import ConfigError, SynthesisError
 from .executor import Executor, make_executor
+from .judge import CachingJudge, PairJudge
 from .pair import covered_dimensions
+from .probes.base import BatchedProbe, ProbeSuite
 from .result import Head2Head, decide_pairs
 from .schema import INCOMPLETE, Item
-from .stages import BatchedProbe, CachingJudge, PairJudge, ProbeSuite, check_component
 from .traits import TRAITS, TraitRegistry
 from .transcribe import Transcriber
 
@@ -96,7 +98,7 @@ def _open_cache(cache: Cache | str | os.PathLike[str] | None) -> Cache:
 def _judge_with_cache(judge: PairJudge | None, store: Cache) -> PairJudge | None:
     """The judge the run uses: with the run cache when there is one, never by changing the
     caller's object (it may be reused for another run after this cache is closed). A judge
-    without :class:`~vocencebench.stages.CachingJudge`'s ``with_cache`` is used as it is."""
+    without :class:`~vocencebench.judge.CachingJudge`'s ``with_cache`` is used as it is."""
     if judge is None or isinstance(store, NullCache) or not isinstance(judge, CachingJudge):
         return judge
     return judge.with_cache(store)
@@ -248,7 +250,7 @@ def _run(
             clip_stores.append(scratch)
         dask = None
         if getattr(exe, "name", "") == "dask" and hasattr(exe, "client"):
-            from ._dask import DaskPlan
+            from ._pipeline.dask import DaskPlan
 
             dask = DaskPlan(exe)
         run_judge = _judge_with_cache(judge, store)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .decide import BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_SEED
 from .errors import ConfigError, CorpusError
 from .schema import Item, dumps_canonical
 from .traits import TRAITS, TraitRegistry

@@ -13,7 +13,7 @@ Configuration comes from arguments, else the environment: ``VOCENCE_LLM_BASE_URL
 ``OPENAI_API_KEY``. The key is sent only in the ``Authorization`` header; it never appears in
 an error message, a log line or a ``repr``.
 
-Requests go through the shared HTTP layer (:mod:`vocencebench._http`), like the judge's and the
+Requests go through the shared HTTP layer (:mod:`vocencebench._util.http`), like the judge's and the
 transcriber's: ``timeout_s`` is the total deadline of one attempt; 408, 429, 5xx, network
 errors and truncated answers are retried ``http_retries`` times with jittered backoff from
 ``backoff_s`` seconds, waiting what the server asks for (``Retry-After``, ``retry-after-ms``)
@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ._http import HttpClient, HTTPFailure, RetryPolicy, check_credentials, join_url
+from ._util.http import HttpClient, HTTPFailure, RetryPolicy, check_credentials, join_url
 from .corpus import (
     CORPUS_SEED,
     Assignment,

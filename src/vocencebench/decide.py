@@ -16,19 +16,24 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from .constants import (
+    ALPHA,
+    BOOTSTRAP_N,
+    BOOTSTRAP_SEED,
+    EPSILON,
+    MARGIN_FLOOR,
+    MARGIN_SCALE,
+    PROJECT_SEED,
+    RUBRIC_MAX,
+    WER_THRESHOLD,
+)
 from .errors import ConfigError, ScoresError
-from .traits import RUBRIC_MAX, TRAITS, Trait, TraitRegistry
-
-if TYPE_CHECKING:
-    from .schema import Decision
-
-# schema.Decision takes its defaults from the constants below, so schema imports this module
-# and this module imports schema only where a Decision is built (no import cycle).
+from .schema import Decision
+from .traits import TRAITS, Trait, TraitRegistry
 
 __all__ = [
     "ALPHA",
@@ -49,25 +54,6 @@ __all__ = [
     "lower_confidence_bound",
     "margin",
 ]
-
-#: Floor inside the log of the geometric mean (a zero dimension still collapses S to ~0).
-EPSILON = 0.01
-#: Intelligibility gate: WER ≤ this passes (g = 1), above fails (g = 0).
-WER_THRESHOLD = 0.15
-#: Bootstrap resamples.
-BOOTSTRAP_N = 2000
-#: The project seed, the one seed literal: the bootstrap's stream starts from it, and so do
-#: the project's other seeded draws (eSpeak's and hibari's noise, the canaries' noise, the
-#: red-team attacks), whose shipped clips and golden tests depend on its value.
-PROJECT_SEED = 3151662
-#: Fixed bootstrap seed (PCG64): the project seed.
-BOOTSTRAP_SEED = PROJECT_SEED
-#: One-sided level: the LCB is the 100·α-th percentile of the resampled means.
-ALPHA = 0.05
-#: Lowest margin, just under one comparison-MOS JND (≈ 0.017 on [0, 1]).
-MARGIN_FLOOR = 0.015
-#: Margin grows as 10 % of the incumbent's headroom to a perfect score.
-MARGIN_SCALE = 0.10
 
 # Index chunk: resamples generated per block, so memory stays bounded for very large n.
 _CHUNK_ELEMENTS = 1 << 18
@@ -239,8 +225,6 @@ def decide(
     B wins if LCB(B − A) > margin(S̄_A); A wins if LCB(A − B) > margin(S̄_B); else tie.
     Both bounds use the same resample indices.
     """
-    from .schema import Decision
-
     a = _check_values(scores_a, labels[0])
     b = _check_values(scores_b, labels[1])
     if len(a) != len(b):
@@ -277,13 +261,13 @@ def decide(
         winner = lb
         rule = (
             f"{lb} wins: LCB({lb}−{la})={lcb_ba:+.4f} > margin({la})="
-            f"max(0.015, 0.10×(1−{_fmt(mean_a)}))={m_a:.4f}."
+            f"max({MARGIN_FLOOR}, {MARGIN_SCALE:.2f}×(1−{_fmt(mean_a)}))={m_a:.4f}."
         )
     elif lcb_ab > m_b:
         winner = la
         rule = (
             f"{la} wins: LCB({la}−{lb})={lcb_ab:+.4f} > margin({lb})="
-            f"max(0.015, 0.10×(1−{_fmt(mean_b)}))={m_b:.4f}."
+            f"max({MARGIN_FLOOR}, {MARGIN_SCALE:.2f}×(1−{_fmt(mean_b)}))={m_b:.4f}."
         )
     else:
         winner = "tie"

@@ -8,7 +8,7 @@ items must be picklable for the pool and Dask executors (module-level functions)
 Worker counts are capped at what the machine and the work can use: the CPUs this process
 may run on (``sched_getaffinity``) and, when known, the number of units. A capped executor
 says so in its ``note`` attribute (also logged at INFO). ``workers < 1`` is a ConfigError,
-never "all CPUs". Pool workers die with the run (see :mod:`vocencebench._procs`).
+never "all CPUs". Pool workers die with the run (see :mod:`vocencebench._util.procs`).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class LocalExecutor:
     ``workers`` (default: one per CPU) is capped at the CPUs available and at ``units`` when
     given; :attr:`note` says why when it was. Processes start on demand, so a map over fewer
     units than workers starts only as many as it needs. Workers ignore SIGINT and die with
-    the process that made the pool, even on SIGKILL (:func:`vocencebench._procs.worker_init`).
+    the process that made the pool, even on SIGKILL (:func:`vocencebench._util.procs.worker_init`).
     """
 
     name = "local"
@@ -149,9 +149,9 @@ class LocalExecutor:
     def _get_pool(self, *payload: object) -> ProcessPoolExecutor:
         if self._pool is None:
             # Children re-import the caller's __main__ only when the work refers to it, so a
-            # script without a __main__ guard runs (see vocencebench._mp).
-            from ._mp import references_main, worker_context
-            from ._procs import worker_init, worker_initargs
+            # script without a __main__ guard runs (see vocencebench._util.mp).
+            from ._util.mp import references_main, worker_context
+            from ._util.procs import worker_init, worker_initargs
 
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers,
@@ -280,14 +280,14 @@ class DaskExecutor:
 
     @property
     def client(self) -> Any:
-        """The ``distributed.Client`` (for :mod:`vocencebench._dask`)."""
+        """The ``distributed.Client`` (for :mod:`vocencebench._pipeline.dask`)."""
         return self._client
 
     def submit(self, fn: Callable[[T], R], item: T, *,
                resources: dict[str, float] | None = None) -> Future[R]:
         """One unit on the cluster as a :class:`concurrent.futures.Future`; a worker lost
         mid-unit makes Dask run it again elsewhere."""
-        from ._dask import submit
+        from ._pipeline.dask import submit
 
         return submit(self._client, fn, item, resources=resources or self._resources)
 

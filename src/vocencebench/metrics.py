@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, bootstrap_means
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .decide import bootstrap_means
 from .errors import ConfigError, ScoresError
 from .traits import NATURALNESS, TRAITS, TraitRegistry
 

@@ -39,7 +39,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .decide import PROJECT_SEED
+from .constants import PROJECT_SEED
 from .errors import ConfigError, MissingDependencyError, SynthesisError
 
 __all__ = [
@@ -192,7 +192,7 @@ def plan_hibari(traits: Mapping[str, str]) -> HibariPlan:
     absent pitch the typical F0 of the requested gender and age (when either is requested),
     an absent loudness the normal level. An unknown trait or value raises ConfigError.
     """
-    from .probes.acoustic import REFERENCE_F0_HZ, age_group
+    from .norms import REFERENCE_F0_HZ, age_group
     from .traits import TRAITS
 
     TRAITS.check_values(traits)
@@ -312,11 +312,11 @@ FloatArray = npt.NDArray[np.float64]
 def _change_gender(x: FloatArray, plan: HibariPlan, seed: int) -> FloatArray:
     """Praat "Change gender": formants ×ratio, pitch median → plan.f0_hz (0 = keep), range
     ×factor, duration ×factor. The command draws random numbers, so Praat's generator is
-    seeded with ``seed`` for the call (:func:`vocencebench._praat.seeded`)."""
+    seeded with ``seed`` for the call (:func:`vocencebench._util.praat.seeded`)."""
     pm = _parselmouth()
     from parselmouth.praat import call
 
-    from ._praat import seeded
+    from ._util.praat import seeded
 
     snd = pm.Sound(x, sampling_frequency=SAMPLE_RATE)
     try:
@@ -362,7 +362,7 @@ def _limit(x: FloatArray, ceiling: float = LIMITER_CEILING) -> FloatArray:
 
 
 def _loudness(x: FloatArray) -> float | None:
-    from .probes.acoustic import integrated_loudness
+    from .loudness import integrated_loudness
 
     lufs, _ = integrated_loudness(x, SAMPLE_RATE)
     return lufs

@@ -79,7 +79,7 @@ def claim_directory(path: str | os.PathLike[str], *, kind: str, force: bool = Fa
     Raises ConfigError (one line) when the directory is another program's or another kind's,
     or cannot be written. Returns the directory.
     """
-    from . import __version__
+    from .constants import PACKAGE_VERSION as __version__
 
     out = Path(path)
     if out.exists() and not out.is_dir():

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import _failures as fail
-from ._clip import Clip
+from ._util import failures as fail
+from .audio import Clip
 from .decide import composite, desirability
 from .errors import ConfigError, VocenceError
 from .schema import Item, ProbeResult, Record, SampleScore, Verdict
@@ -30,8 +30,7 @@ from .traits import NATURALNESS, TRAITS, TraitRegistry
 
 if TYPE_CHECKING:
     from .audio import Audio
-    from .probes.base import ProbeSet
-    from .stages import ProbeSuite
+    from .probes.base import ProbeSet, ProbeSuite
     from .transcribe import Transcriber
 
 __all__ = [

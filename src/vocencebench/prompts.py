@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .constants import RUBRIC_MAX
 from .errors import ConfigError, JudgeResponseError
-from .traits import NATURALNESS, RUBRIC_MAX, TRAITS, TraitRegistry
+from .traits import NATURALNESS, TRAITS, TraitRegistry
 
 __all__ = [
     "CATEGORIES",

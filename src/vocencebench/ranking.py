@@ -39,7 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, decide
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .decide import decide
 from .errors import ConfigError, ScoresError
 from .metrics import bootstrap_ci
 from .schema import Decision

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decide import WER_THRESHOLD, bootstrap_means, lower_confidence_bound
+from .constants import WER_THRESHOLD
+from .decide import bootstrap_means, lower_confidence_bound
 from .errors import ConfigError, VocenceError
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import INCOMPLETE, dumps_canonical

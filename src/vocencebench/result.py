@@ -108,7 +108,7 @@ def _s(sample: SampleScore) -> float:
 class PairList(Sequence[PairResult]):
     """The pairs of a large run, kept on disk and read back on access.
 
-    A run of more than :data:`vocencebench._engine.SPILL_PAIRS` items writes each finished
+    A run of more than :data:`vocencebench._pipeline.engine.SPILL_PAIRS` items writes each finished
     :class:`PairResult` here (canonical JSON in an anonymous temporary file, deleted with the
     object) instead of keeping it in memory, so the client's memory does not grow with the
     corpus. It behaves as a read-only sequence (indexing, slicing, iteration, ``len``,

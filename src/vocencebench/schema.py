@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .errors import ConfigError
 
 __all__ = [

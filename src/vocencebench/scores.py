@@ -25,7 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .decide import BOOTSTRAP_N, BOOTSTRAP_SEED, decide
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .decide import decide
 from .errors import ScoresError
 from .schema import Decision, SampleScore, dumps_canonical
 

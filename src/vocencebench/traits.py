@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .constants import AGE_TOLERANCE_YEARS, RUBRIC_MAX
 from .errors import ConfigError
 
 __all__ = [
@@ -36,10 +37,6 @@ __all__ = [
 Kind = Literal["objective", "holistic"]
 Scoring = Literal["ordinal", "categorical", "numeric", "rubric"]
 
-#: Full credit within ± this many years of the requested age; zero beyond twice that.
-AGE_TOLERANCE_YEARS = 8.0
-#: Judge rubric scores run 0..RUBRIC_MAX.
-RUBRIC_MAX = 3
 #: The judged dimension that is not a trait: realism, expressiveness, intelligibility.
 NATURALNESS = "naturalness"
 

@@ -32,7 +32,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .decide import WER_THRESHOLD, gate
+from .constants import WER_THRESHOLD
+from .decide import gate
 from .errors import ConfigError, MissingDependencyError, TranscriptionError, VocenceError
 from .textnorm import word_errors
 
@@ -340,7 +341,7 @@ class OpenAITranscriber:
 
     The clip is sent as 16 kHz 16-bit mono WAV with ``model``, ``language=en``,
     ``temperature=0`` and ``response_format=json``; the answer's ``text`` is the transcript.
-    Requests go through the shared HTTP layer (:mod:`vocencebench._http`): ``timeout`` is the
+    Requests go through the shared HTTP layer (:mod:`vocencebench._util.http`): ``timeout`` is the
     total deadline of one attempt (s); 408/429/5xx, network errors and truncated answers are
     retried ``max_retries`` times with jittered backoff from ``backoff`` s, honouring the
     server's ``Retry-After``; 400/401/403/404 stop at once with a fatal
@@ -364,7 +365,7 @@ class OpenAITranscriber:
         transport: Any = None,
         sleep: Any = None,
     ) -> None:
-        from ._http import HttpClient, RetryPolicy, check_credentials, join_url
+        from ._util.http import HttpClient, RetryPolicy, check_credentials, join_url
         from .redact import register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)
@@ -413,7 +414,7 @@ class OpenAITranscriber:
         self._http.close()
 
     def __call__(self, wav: bytes | Audio) -> Transcript:
-        from ._http import HTTPFailure
+        from ._util.http import HTTPFailure
         from .audio import TARGET_RATE, to_wav_bytes
         from .redact import redact
 

@@ -48,9 +48,9 @@ from typing import Any, Final
 import numpy as np
 
 from .audio import to_wav_bytes
-from .decide import PROJECT_SEED
+from .constants import PROJECT_SEED
 from .errors import ConfigError, MissingDependencyError, SynthesisError
-from .probes.acoustic import AGE_GROUPS, REFERENCE_F0_HZ, age_group
+from .norms import AGE_GROUPS, REFERENCE_F0_HZ, age_group
 
 __all__ = [
     "ACCENT_VOICE",
@@ -534,7 +534,7 @@ def _render_wav(engine: _Engine, text: str, settings: EspeakSettings) -> bytes:
 #
 # Both kinds die with their parent (PR_SET_PDEATHSIG on Linux, else a poll of the parent
 # pid in the template), even when the caller is SIGKILLed, and ignore SIGINT: a Ctrl-C stops
-# the caller, which then kills its templates at once (see vocencebench._procs).
+# the caller, which then kills its templates at once (see vocencebench._util.procs).
 #
 # Every clip process starts from the same memory image (a just-initialised library), which is
 # what a brand-new process that loads the library would have, minus the cost of loading it:
@@ -566,7 +566,7 @@ def _clip_process(engine: _Engine, text: str, settings: EspeakSettings, fd: int,
     code = 0
     try:
         if template_pid is not None:
-            from ._procs import die_with_parent
+            from ._util.procs import die_with_parent
 
             die_with_parent(template_pid)
         try:
@@ -618,7 +618,7 @@ def _render_one(engine: _Engine, text: str, settings: EspeakSettings, timeout: f
 
 def _template_main(conn: Connection, timeout: float, parent_pid: int | None = None) -> None:
     """A worker lane: initialise the library once, then one clip process per request."""
-    from ._procs import WATCH_INTERVAL_S, die_with_parent
+    from ._util.procs import WATCH_INTERVAL_S, die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl-C
     armed = die_with_parent(parent_pid) if parent_pid is not None else True

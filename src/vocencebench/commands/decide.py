@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..decide import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
+from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
 from ..scores import decide_scores

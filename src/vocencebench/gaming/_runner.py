@@ -524,7 +524,7 @@ def redteam(
         "executor": {"name": getattr(exe, "name", "?"), "workers": getattr(exe, "workers", 0)},
         "attacks": [s.name for s in specs],
     }
-    from .. import __version__
+    from ..constants import PACKAGE_VERSION as __version__
 
     configuration["vocencebench"] = __version__
     return RedteamResult(

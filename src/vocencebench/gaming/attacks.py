@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..adapters import synthesize_item, system_id
-from ..decide import PROJECT_SEED
+from ..constants import PROJECT_SEED
 from ..errors import ConfigError, SynthesisError
 from ..schema import Item
 
@@ -119,7 +119,7 @@ def _rms_dbfs(x: FloatArray) -> float:
 
 
 def _lufs(x: FloatArray, rate: int) -> float | None:
-    from ..probes.acoustic import integrated_loudness
+    from ..loudness import integrated_loudness
 
     return integrated_loudness(x, rate)[0]
 
@@ -424,7 +424,7 @@ class HumAttack(TransformAttack):
         """The tone's fundamental (Hz) for ``item``."""
         if self.freq_hz is not None:
             return self.freq_hz
-        from ..probes.acoustic import REFERENCE_F0_HZ, age_group
+        from ..norms import REFERENCE_F0_HZ, age_group
 
         ref = REFERENCE_F0_HZ.get((item.traits.get("gender", "male"),
                                    age_group(item.traits.get("age", "30"))), 110.0)

@@ -41,6 +41,7 @@ from ._judge import (
     aggregate,
     verdict_cache_key,
 )
+from ._protocols import CachingJudge, PairJudge
 
 __all__ = [
     "AUDIO_TOKENS_PER_SECOND",
@@ -53,6 +54,7 @@ __all__ = [
     "AsyncJudgeBackend",
     "AudioInput",
     "BackendOptions",
+    "CachingJudge",
     "CallUsage",
     "DimensionJudgement",
     "GeminiBackend",
@@ -62,6 +64,7 @@ __all__ = [
     "JudgeRequest",
     "MemoryVerdictCache",
     "OpenAIChatBackend",
+    "PairJudge",
     "Price",
     "ScriptedBackend",
     "SingleJudgement",

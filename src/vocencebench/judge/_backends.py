@@ -14,7 +14,7 @@ URL, deadline, retries, output-token cap, thinking, prices, spend cap, rate limi
 handling); the factories ``Judge.gemini`` / ``Judge.local`` / ``Judge.from_spec`` and the CLI
 build that one object, so no option can be forgotten on the way.
 
-The HTTP backends send through the shared layer :mod:`vocencebench._http` (a total deadline
+The HTTP backends send through the shared layer :mod:`vocencebench._util.http` (a total deadline
 per attempt, jittered backoff on 408/429/5xx/network errors honouring ``Retry-After``,
 ``retry-after-ms`` and Gemini's ``RetryInfo``; fail fast on 400/401/403/404 and on a per-day
 quota). A fatal failure marks the backend: every later call raises the same fatal
@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import httpx
 
-from .._http import (
+from .._util.http import (
     HttpClient,
     HTTPFailure,
     HttpResponse,
@@ -301,7 +301,7 @@ class BackendOptions:
     environment variable holding the key (None: ``GEMINI_API_KEY``/``GOOGLE_API_KEY`` for
     Gemini, no key for a local server). ``timeout_s``: total deadline of one HTTP attempt.
     ``max_retries``, ``backoff_s``, ``max_backoff_s``, ``jitter``, ``max_retry_after_s``: the
-    retry policy (:class:`vocencebench._http.RetryPolicy`). ``requests_per_minute``: a
+    retry policy (:class:`vocencebench._util.http.RetryPolicy`). ``requests_per_minute``: a
     client-side rate limit. ``max_output_tokens``: cap on the answer (Gemini
     ``maxOutputTokens``, OpenAI ``max_tokens``). ``thinking_budget`` / ``thinking_level``:
     Gemini ``thinkingConfig`` (budget in tokens, -1 = dynamic, 0 = off; level one of
@@ -408,7 +408,7 @@ class BackendOptions:
         return replace(self, **changes)
 
     def retry_policy(self) -> RetryPolicy:
-        """The :class:`~vocencebench._http.RetryPolicy` these options describe."""
+        """The :class:`~vocencebench._util.http.RetryPolicy` these options describe."""
         return RetryPolicy(max_retries=self.max_retries, backoff_s=self.backoff_s,
                            max_backoff_s=self.max_backoff_s, jitter=self.jitter,
                            max_retry_after_s=self.max_retry_after_s)

@@ -12,7 +12,7 @@ from .acoustic import (
     PaceProbe,
     PitchProbe,
 )
-from .base import Diagnostic, Probe, ProbeSet
+from .base import BatchedProbe, Diagnostic, Probe, ProbeSet, ProbeSuite
 from .classifiers import (
     CLASSIFIER_MODELS,
     DEFAULT_BATCH_SIZE,
@@ -26,6 +26,7 @@ __all__ = [
     "CLASSIFIER_MODELS",
     "AccentProbe",
     "AgeGenderProbe",
+    "BatchedProbe",
     "Diagnostic",
     "DnsmosDiagnostic",
     "EmotionProbe",
@@ -35,6 +36,7 @@ __all__ = [
     "PitchProbe",
     "Probe",
     "ProbeSet",
+    "ProbeSuite",
     "default_probes",
     "measure_batch",
     "with_classifiers",

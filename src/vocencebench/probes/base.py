@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError, ProbeError
 from ..schema import Item, ProbeResult
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..audio import Audio
     from .acoustic import SpeechCheck
 
-__all__ = ["Diagnostic", "Probe", "ProbeSet"]
+__all__ = ["BatchedProbe", "Diagnostic", "Probe", "ProbeSet", "ProbeSuite"]
 
 
 @runtime_checkable
@@ -42,6 +42,50 @@ class Diagnostic(Protocol):
     version: str
 
     def assess(self, audio: Audio) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class BatchedProbe(Protocol):
+    """A probe that measures many clips per call (a model on a GPU): one result dict per clip,
+    in order. The pipeline runs it batched, in one place (a client thread, or a Dask worker
+    holding the GPU), instead of once per clip in the executor."""
+
+    name: str
+    version: str
+    traits: tuple[str, ...]
+
+    def measure_batch(self, audios: Sequence[Any], items: Sequence[Item]
+                      ) -> list[dict[str, ProbeResult]]: ...
+
+
+@runtime_checkable
+class ProbeSuite(Protocol):
+    """What a run asks of its probe set (:class:`vocencebench.ProbeSet` is the one shipped).
+
+    ``probes``: the probes, in priority order (a later one wins a trait); the run runs the
+    :class:`BatchedProbe` ones batched and the rest per clip, on a copy of the set whose
+    ``probes`` it replaces. ``speech_check`` runs first when ``check_speech`` is on, and a
+    clip without speech gets :meth:`unmeasurable_results` for the batched traits instead of
+    a model call."""
+
+    probes: tuple[Probe, ...]
+    registry: TraitRegistry
+    check_speech: bool
+
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def traits(self) -> tuple[str, ...]: ...
+
+    def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]: ...
+
+    def diagnose(self, audio: Audio) -> dict[str, float]: ...
+
+    def speech_check(self, audio: Audio) -> SpeechCheck: ...
+
+    def unmeasurable_results(self, item: Item, reason: str,
+                             traits: Iterable[str] | None = None) -> dict[str, ProbeResult]: ...
 
 
 class ProbeSet:
@@ -160,3 +204,9 @@ class ProbeSet:
 
     def __repr__(self) -> str:
         return f"ProbeSet({', '.join(self.ids)})"
+
+
+if TYPE_CHECKING:  # the shipped probe set satisfies the protocol (mypy checks this)
+
+    def _conforms(probes: ProbeSet) -> ProbeSuite:
+        return probes

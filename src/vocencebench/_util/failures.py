@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from .errors import AudioError, ConfigError, VocenceError, blame_of
+from ..errors import AudioError, ConfigError, VocenceError, blame_of
+from ..redact import redact
 
 SYNTHESIS: Final = "synthesis"
 AUDIO: Final = "audio"
@@ -36,12 +37,7 @@ Blame = Literal["system", "instrument"]
 
 
 def redacted(text: str) -> str:
-    """``text`` with every secret the process knows masked (the services stream's
-    :func:`vocencebench.redact.redact`; identity until that module is installed)."""
-    try:
-        from .redact import redact  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return text
+    """``text`` with every secret the process knows masked (:func:`vocencebench.redact.redact`)."""
     return str(redact(text))
 
 

@@ -57,8 +57,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpcore
 import httpx
 
-from .errors import ConfigError, ServiceError
-from .redact import redact, register_secret, register_url_secrets, safe_url
+from ..errors import ConfigError, ServiceError
+from ..redact import redact, register_secret, register_url_secrets, safe_url
 
 __all__ = [
     "FATAL_STATUSES",

@@ -25,7 +25,7 @@ it needs it (the item closes, or its analysis is done and there is no judge), so
 bounded by the items open, not by the corpus. Results are placed by item index: completion
 order never changes the output.
 
-Failures follow :mod:`vocencebench._failures`: a system's failure scores that side 0; an
+Failures follow :mod:`vocencebench._util.failures`: a system's failure scores that side 0; an
 instrument's makes the item incomplete and is never cached as done (a rerun retries it); a
 fatal instrument error (:func:`~vocencebench.errors.is_fatal`) cancels what is queued, lets
 what is running finish, and marks every unfinished item incomplete with that reason.
@@ -44,22 +44,23 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import _failures as fail
-from ._clip import Clip
-from .adapters import SystemHooks, synthesize_item
-from .cache import Cache, cache_key, clip_key
-from .errors import ConfigError, is_fatal
-from .pair import ClipAnalysis, PairResult, combine, needs_judge
-from .result import PairList
-from .schema import Item, ProbeResult, Verdict
+from .._util import failures as fail
+from ..adapters import SystemHooks, synthesize_item
+from ..audio import Clip
+from ..cache import Cache, cache_key, clip_key
+from ..errors import ConfigError, is_fatal
+from ..judge import PairJudge
+from ..pair import ClipAnalysis, PairResult, combine, needs_judge
+from ..probes.base import BatchedProbe, ProbeSuite
+from ..result import PairList
+from ..schema import Item, ProbeResult, Verdict
+from ..traits import TraitRegistry
+from ..transcribe import Transcriber
 from .stages import (
-    BatchedProbe,
     BatchJob,
     ClipJob,
     ClipOutcome,
     Handle,
-    PairJudge,
-    ProbeSuite,
     SynthJob,
     analyse,
     handle,
@@ -68,8 +69,6 @@ from .stages import (
     pickle_problem,
     synthesize,
 )
-from .traits import TraitRegistry
-from .transcribe import Transcriber
 
 __all__ = ["DEFAULT_WINDOW", "SPILL_PAIRS", "Engine", "RunOptions"]
 
@@ -400,7 +399,7 @@ class Engine:
         for f in list(self._in_flight):
             f.cancel()
         if now:  # a stage thread waiting on a command system would outlive the interrupt
-            from .adapters import kill_running_commands
+            from ..adapters import kill_running_commands
 
             kill_running_commands()
         pools = [*self._synth_threads, self._judge_threads, self._batch_threads]
@@ -882,7 +881,7 @@ def _assemble(item: Item, label: str, part: Mapping[str, Any],
     wer = gate = None
     text = engine = None
     if transcript is not None:
-        from .transcribe import Transcript, score_transcript
+        from ..transcribe import Transcript, score_transcript
 
         tr = Transcript(str(transcript["text"]), str(transcript["engine"]))
         res = score_transcript(item.text, tr)

@@ -1,6 +1,6 @@
 """The typed units of work of a run, and the handles that ship components to workers.
 
-A run (:mod:`vocencebench._engine`) moves every item through four stages; the work of each
+A run (:mod:`vocencebench._pipeline.engine`) moves every item through four stages; the work of each
 stage is one of the units below, a module-level function of one frozen, picklable job, so
 the same unit runs in a thread of the client, a local worker process or a Dask worker:
 
@@ -27,32 +27,26 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from . import _failures as fail
-from ._clip import Clip
-from .errors import ConfigError, ProbeError, SynthesisError, blame_of
-from .pair import ClipAnalysis, measure_clip
-from .schema import Item, ProbeResult, Verdict
+from .._util import failures as fail
+from ..audio import Clip
+from ..errors import ConfigError, ProbeError, SynthesisError, blame_of
+from ..judge import PairJudge
+from ..pair import ClipAnalysis, measure_clip
+from ..probes.base import BatchedProbe, ProbeSuite
+from ..schema import Item, ProbeResult, Verdict
 
 if TYPE_CHECKING:
-    from .audio import Audio
-    from .judge import Judge
-    from .probes import Probe, ProbeSet
-    from .probes.acoustic import SpeechCheck
-    from .traits import TraitRegistry
+    pass
 
 __all__ = [
     "BatchJob",
-    "BatchedProbe",
-    "CachingJudge",
     "ClipJob",
     "ClipOutcome",
     "Handle",
-    "PairJudge",
-    "ProbeSuite",
     "SynthJob",
     "analyse",
     "check_component",
@@ -65,87 +59,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-@runtime_checkable
-class BatchedProbe(Protocol):
-    """A probe that measures many clips per call (a model on a GPU): one result dict per clip,
-    in order. The pipeline runs it batched, in one place (a client thread, or a Dask worker
-    holding the GPU), instead of once per clip in the executor."""
-
-    name: str
-    version: str
-    traits: tuple[str, ...]
-
-    def measure_batch(self, audios: Sequence[Any], items: Sequence[Item]
-                      ) -> list[dict[str, ProbeResult]]: ...
-
-
-@runtime_checkable
-class ProbeSuite(Protocol):
-    """What a run asks of its probe set (:class:`vocencebench.ProbeSet` is the one shipped).
-
-    ``probes``: the probes, in priority order (a later one wins a trait); the run runs the
-    :class:`BatchedProbe` ones batched and the rest per clip, on a copy of the set whose
-    ``probes`` it replaces. ``speech_check`` runs first when ``check_speech`` is on, and a
-    clip without speech gets :meth:`unmeasurable_results` for the batched traits instead of
-    a model call."""
-
-    probes: tuple[Probe, ...]
-    registry: TraitRegistry
-    check_speech: bool
-
-    @property
-    def ids(self) -> tuple[str, ...]: ...
-
-    @property
-    def traits(self) -> tuple[str, ...]: ...
-
-    def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]: ...
-
-    def diagnose(self, audio: Audio) -> dict[str, float]: ...
-
-    def speech_check(self, audio: Audio) -> SpeechCheck: ...
-
-    def unmeasurable_results(self, item: Item, reason: str,
-                             traits: Iterable[str] | None = None) -> dict[str, ProbeResult]: ...
-
-
-@runtime_checkable
-class PairJudge(Protocol):
-    """What a run asks of its judge (:class:`vocencebench.judge.Judge` is the one shipped):
-    a :class:`~vocencebench.schema.Verdict` on one dimension (:meth:`compare`) or on several
-    in one call (:meth:`compare_all`) for a pair of clips; ``model`` and ``prompt_version``
-    name it in the run's metadata."""
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def prompt_version(self) -> str: ...
-
-    def compare(self, *, text: str, instruction: str, audio_a: Clip, audio_b: Clip,
-                dimension: str, consistent: bool, votes: int, category: str | None
-                ) -> Verdict: ...
-
-    def compare_all(self, *, text: str, instruction: str, audio_a: Clip, audio_b: Clip,
-                    dimensions: Sequence[str], all_at_once: bool, consistent: bool,
-                    votes: int, category: str | None) -> Mapping[str, Verdict]: ...
-
-
-@runtime_checkable
-class CachingJudge(Protocol):
-    """A judge that can keep its verdicts in the run's cache: :meth:`with_cache` returns a
-    judge like this one that uses ``cache``, leaving this one as it was."""
-
-    def with_cache(self, cache: Any) -> PairJudge: ...
-
-
-if TYPE_CHECKING:  # the shipped instruments satisfy the protocols (mypy checks this)
-
-    def _conforms(judge: Judge, probes: ProbeSet) -> tuple[PairJudge, CachingJudge,
-                                                           ProbeSuite]:
-        return judge, judge, probes
 
 
 def missing_members(obj: object, proto: type) -> list[str]:

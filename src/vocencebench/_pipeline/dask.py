@@ -7,10 +7,11 @@ With a :class:`~vocencebench.executor.DaskExecutor` the run sends to the workers
 * the synthesis of model systems (batched systems whose ``placement`` is ``"worker"``; the
   Qwen3/Parler adapters by default), in chunks of 16 requests.
 
-Each unit carries its component as a :class:`~vocencebench.stages.Handle`, unpickled once per
-worker process and kept there, so a worker loads a model once for the whole run. When the
-cluster advertises a ``GPU`` resource (``dask worker --resources GPU=1``), model units ask
-for ``GPU=1`` and land only on those workers; CPU units go anywhere. The SQLite cache, the
+Each unit carries its component as a :class:`~vocencebench._pipeline.stages.Handle`,
+unpickled once per worker process and kept there, so a worker loads a model once for the
+whole run. When the cluster advertises a ``GPU`` resource (``dask worker --resources
+GPU=1``), model units ask for ``GPU=1`` and land only on those workers; CPU units go
+anywhere. The SQLite cache, the
 judge and I/O-bound synthesis (HTTP APIs, command lines) stay in the client.
 
 A worker that dies mid-run loses only its in-flight units: the scheduler runs them again on
@@ -88,7 +89,7 @@ class DaskPlan:
     def default_placement(self, system: Any) -> str:
         """``worker`` for model systems (the batched model adapters), ``client`` otherwise
         (the eSpeak lanes fork processes, which a daemonic Dask worker may not)."""
-        from .adapters import _BatchedModelAdapter
+        from ..adapters import _BatchedModelAdapter
 
         return "worker" if isinstance(system, _BatchedModelAdapter) else "client"
 
