@@ -125,7 +125,7 @@ def _barrier(items: list[Any], systems: tuple[Any, Any], judge: Any, args: Any
     from vocencebench.executor import make_executor
     from vocencebench.pair import analyse_clip, combine, covered_dimensions
     from vocencebench.probes import default_probes
-    from vocencebench.result import decide_pairs
+    from vocencebench.scores import decide_pairs
     from vocencebench.traits import TRAITS
 
     probes = default_probes()

@@ -2,7 +2,7 @@
 
 Items, probe results, judge verdicts and one synthesis failure are drawn from a seeded RNG;
 each pair is folded with :func:`vocencebench.pair.combine` and the duel decided with
-:func:`vocencebench.result.decide_pairs`, exactly as :func:`vocencebench.compare.benchmark`
+:func:`vocencebench.scores.decide_pairs`, exactly as :func:`vocencebench.compare.benchmark`
 does after measuring real clips. ``incomplete_items`` makes the judge fail on those items
 (an instrument failure: the run is INCOMPLETE unless ``allow_incomplete``). Run as a script
 to write a run directory:
@@ -20,8 +20,9 @@ import numpy as np
 from vocencebench.constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from vocencebench.decide import desirability
 from vocencebench.pair import ClipAnalysis, PairResult, combine, covered_dimensions
-from vocencebench.result import Head2Head, decide_pairs
+from vocencebench.result import Head2Head
 from vocencebench.schema import Item, ProbeResult, Verdict
+from vocencebench.scores import decide_pairs
 from vocencebench.traits import NATURALNESS, TRAITS
 
 LABELS = ("flat-v1", "steer-v2")
@@ -173,7 +174,7 @@ def make_head2head(
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from vocencebench.report import save_run
+    from vocencebench.result import save_run
 
     out = save_run(make_head2head(), sys.argv[1] if len(sys.argv) > 1 else "runs/synthetic")
     print(Path(out).resolve())

@@ -22,6 +22,37 @@ def test_all_is_exactly_the_documented_list() -> None:
     assert vb.__all__ == _documented()
 
 
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def test_dir_all_and_the_docs_name_the_same_public_names() -> None:
+    """``dir(vocencebench)`` (minus dunders) is ``__all__`` is docs/api.md: no helper name
+    (``Any``, ``importlib``, ``annotations``) and no submodule leaks into the listing, even
+    after every lazy name was resolved."""
+    for name in vb.__all__:
+        getattr(vb, name)
+    shown = [n for n in dir(vb) if not _is_dunder(n)]
+    public = [n for n in vb.__all__ if not _is_dunder(n)]
+    documented = [n for n in _documented() if not _is_dunder(n)]
+    assert sorted(shown) == sorted(public) == sorted(documented)
+    for leak in ("Any", "importlib", "annotations", "errors", "schema", "traits"):
+        assert leak not in dir(vb)
+
+
+def test_no_public_name_is_served_from_a_private_module() -> None:
+    from vocencebench import _LAZY
+
+    private = {n: m for n, m in _LAZY.items()
+               if any(part.startswith("_") for part in m.split("."))}
+    assert private == {}
+    assert _LAZY["Clip"] == "vocencebench.audio"
+    assert _LAZY["BatchedProbe"] == "vocencebench.probes"
+    assert _LAZY["Head2Head"] == _LAZY["load_run"] == "vocencebench.result"
+    assert _LAZY["leaderboard"] == _LAZY["Leaderboard"] == "vocencebench.board"
+    assert vb.load_run.__module__ == "vocencebench.result"
+
+
 def test_maintainer_tools_are_not_top_level() -> None:
     for name in ("generate_template_corpus", "freeze", "balanced_assignment", "write_corpus",
                  "generate_llm_corpus", "corpus_stats", "parse_instruction"):

@@ -217,7 +217,7 @@ def test_an_incomplete_run_is_refused_and_decided_only_on_request(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from synthetic_run import make_head2head
-    from vocencebench.report import save_run
+    from vocencebench.result import save_run
     from vocencebench.schema import Decision
 
     refused = save_run(make_head2head(incomplete_items=(3, 11)), tmp_path / "inc")

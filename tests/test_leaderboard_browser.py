@@ -19,7 +19,7 @@ from PIL import Image
 import vocencebench as vb
 from board_fakes import CountingEspeak
 from vocencebench.board import leaderboard
-from vocencebench.board_report import OUTCOME_COLOURS, PALETTE
+from vocencebench.board.report import OUTCOME_COLOURS, PALETTE
 
 _CANDIDATES = ("chromium", "chromium-browser")
 CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)

@@ -173,7 +173,7 @@ def test_demo_leaderboard_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      ) -> None:
     """`vocencebench demo --leaderboard` (the code path of `leaderboard --demo`): every
     offline built-in that is installed, two items (the smallest run that decides anything)."""
-    from vocencebench.commands.leaderboard import demo_systems
+    from vocencebench.board import demo_systems
 
     systems, notes = demo_systems()
     assert list(systems)[:2] == ["espeak-flat", "espeak-follow"]
@@ -234,7 +234,7 @@ def test_skip_canaries_is_announced_and_recorded(
 
 def test_demo_with_neural_systems_runs_the_documented_subset(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vocencebench.commands import leaderboard as cmd
+    from vocencebench.board import demo as cmd
 
     def three(*, neural: bool = True) -> tuple[dict[str, object], list[str]]:
         return ({"espeak-flat": vb.EspeakSystem("espeak-flat"),
@@ -265,3 +265,50 @@ def test_outputs_are_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Mon
         write_atomic(target, "new and partial")
     assert target.read_text() == "old\n"  # the previous complete file is intact
     assert [p.name for p in tmp_path.iterdir()] == ["leaderboard.json"]  # no temp file left
+
+
+def _published(directory: Path, version: object) -> Path:
+    """The smallest leaderboard directory `--verify` reads: one combined scores file, and a
+    leaderboard.json naming the order and each cell's file (as `save` writes them)."""
+    from vocencebench.board import LEADERBOARD_SCHEMA_VERSION, standings_from_scores
+
+    directory.mkdir(exist_ok=True)
+    rows = [{"item": f"i{k}", "system": s, "S": v}
+            for k in range(6) for s, v in (("a", 0.2 + 0.01 * k), ("b", 0.8 - 0.01 * k))]
+    (directory / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                            encoding="utf-8")
+    doc: dict[str, object] = {
+        "kind": "leaderboard", "schema_version": LEADERBOARD_SCHEMA_VERSION, "anchor": None,
+        "systems": [{"name": "a"}, {"name": "b"}],
+        "pairs": [{"incumbent": "a", "challenger": "b", "scores_file": "scores.jsonl"}]}
+    (directory / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
+    st = standings_from_scores(directory)  # the version this install writes is read
+    doc["pairs"] = [{**c, "scores_file": "scores.jsonl"} for c in st.to_dict()["pairs"]]
+    doc["tiers"] = [t.to_dict() for t in st.tiers]
+    doc["schema_version"] = version
+    (directory / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
+    return directory
+
+
+def test_a_leaderboard_json_of_a_newer_version_is_refused_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vocencebench.board import LEADERBOARD_SCHEMA_VERSION, standings_from_scores, verify
+
+    current = _published(tmp_path / "current", LEADERBOARD_SCHEMA_VERSION)
+    assert verify(current) == []
+    assert main(["leaderboard", "--verify", str(current)]) == 0
+    capsys.readouterr()
+    newer = _published(tmp_path / "newer", LEADERBOARD_SCHEMA_VERSION + 1)
+    want = (f"newer schema_version ({LEADERBOARD_SCHEMA_VERSION + 1}); this vocencebench "
+            f"{vb.__version__} reads schema_version {LEADERBOARD_SCHEMA_VERSION}")
+    for read in (verify, standings_from_scores):
+        with pytest.raises(ConfigError) as info:
+            read(newer)
+        assert want in str(info.value) and "leaderboard.json" in str(info.value)
+    assert main(["leaderboard", "--verify", str(newer)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("vocencebench leaderboard: error:")
+    assert want in err[0]
+    unknown = _published(tmp_path / "unknown", None)
+    with pytest.raises(ConfigError, match="unknown schema_version"):
+        verify(unknown)

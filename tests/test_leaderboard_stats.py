@@ -10,19 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vocencebench.board.bradley_terry import BradleyTerry, bradley_terry
+from vocencebench.board.cells import PairScores, decide_pair, pair_order
+from vocencebench.board.ranking import pooled_item_scores, rank, tiers
 from vocencebench.decide import decide
 from vocencebench.errors import ConfigError, ScoresError
 from vocencebench.metrics import bootstrap_ci
-from vocencebench.ranking import (
-    BradleyTerry,
-    PairScores,
-    bradley_terry,
-    decide_pair,
-    pair_order,
-    pooled_item_scores,
-    rank,
-    tiers,
-)
 
 # ------------------------------------------------------------------ cells
 

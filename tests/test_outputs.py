@@ -21,7 +21,7 @@ from vocencebench.cli import main
 from vocencebench.commands.decide import check_against_run
 from vocencebench.errors import ConfigError, ScoresError
 from vocencebench.outputs import MARKER, atomic_write, claim_directory, verify_set, write_set
-from vocencebench.report import RUN_FILES, load_run, save_run, verify_run
+from vocencebench.result import RUN_FILES, load_run, save_run, verify_run
 
 
 def test_atomic_write_replaces_whole_files_and_leaves_no_temporaries(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import vocencebench as vb
 from judge_fakes import tone_wav
 from vocencebench.cli import main
 from vocencebench.corpus import generate_template_corpus
-from vocencebench.report import load_run
+from vocencebench.result import load_run
 from vocencebench.schema import Item, ProbeResult
 from vocencebench.traits import TRAITS, Trait
 

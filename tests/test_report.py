@@ -15,10 +15,10 @@ import pytest
 
 from synthetic_run import LABELS, STATUS, make_head2head
 from vocencebench.cli import main
-from vocencebench.compare import Head2Head
 from vocencebench.errors import ConfigError
-from vocencebench.report import load_run, render_html, render_markdown, render_summary, save_run
-from vocencebench.schema import Decision, ProbeResult, SampleScore
+from vocencebench.report import render_html, render_markdown, render_summary
+from vocencebench.result import Head2Head, load_run, save_run
+from vocencebench.schema import SCHEMA_VERSION, Decision, ProbeResult, SampleScore
 
 FILES = ("scores.jsonl", "run.json", "report.md", "report.html")
 
@@ -78,6 +78,46 @@ def test_load_run_refuses_a_directory_without_run_json(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_run(tmp_path)
+
+
+def _with_version(run_dir: Path, version: object) -> None:
+    path = run_dir / "run.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["schema_version"] = version
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_load_run_reads_its_own_version_and_refuses_a_newer_one(
+    h2h: Head2Head, run_dir: Path
+) -> None:
+    _with_version(run_dir, SCHEMA_VERSION)
+    assert load_run(run_dir) == h2h
+    _with_version(run_dir, SCHEMA_VERSION + 1)
+    with pytest.raises(ConfigError) as info:
+        load_run(run_dir)
+    msg = str(info.value)
+    assert f"newer schema_version ({SCHEMA_VERSION + 1})" in msg
+    assert f"reads schema_version {SCHEMA_VERSION}" in msg and "upgrade vocencebench" in msg
+    for unknown in ("2.0-beta", None, 0):
+        _with_version(run_dir, unknown)
+        with pytest.raises(ConfigError, match=f"unknown schema_version .*reads schema_version "
+                                              f"{SCHEMA_VERSION}"):
+            load_run(run_dir)
+
+
+def test_report_command_refuses_a_run_json_of_a_newer_version(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = (run_dir / "report.md").read_bytes()
+    _with_version(run_dir, SCHEMA_VERSION + 1)
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("vocencebench report: error:")
+    assert f"newer schema_version ({SCHEMA_VERSION + 1})" in err[0]
+    assert f"reads schema_version {SCHEMA_VERSION}" in err[0]
+    assert (run_dir / "report.md").read_bytes() == before  # nothing was re-rendered
+    _with_version(run_dir, SCHEMA_VERSION)
+    assert main(["report", str(run_dir)]) == 0
 
 
 def test_markdown_opens_with_status_then_decision(h2h: Head2Head, run_dir: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from synthetic_run import LABELS, make_head2head
-from vocencebench.report import save_run
+from vocencebench.result import save_run
 
 _CANDIDATES = ("chromium", "chromium-browser")
 CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)

@@ -52,8 +52,7 @@ def test_every_unit_of_a_worker_uses_the_same_component_object() -> None:
 
 def test_a_large_run_keeps_its_pairs_on_disk(monkeypatch: Any, tmp_path: Any) -> None:
     import vocencebench._pipeline.engine as engine
-    from vocencebench.report import load_run
-    from vocencebench.result import PairList
+    from vocencebench.result import PairList, load_run
 
     def hum(text: str, instruction: str) -> bytes:
         return tone_wav(200.0 + len(text) % 5, seconds=0.4)

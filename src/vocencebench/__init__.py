@@ -7,12 +7,11 @@ and explained in ``docs/api.md`` (a test keeps the two equal); everything else i
 from its module.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` and no module-level helper names: every name
+# this module holds besides the dunders is public (``dir(vocencebench)`` is ``__all__``).
+from importlib import import_module as _import_module
 
-import importlib
-from typing import Any
-
-from .constants import PACKAGE_VERSION
+from .constants import PACKAGE_VERSION as __version__
 from .errors import (
     AudioError,
     BudgetExceededError,
@@ -35,8 +34,6 @@ from .errors import (
 from .schema import INCOMPLETE, UNMEASURABLE, Decision, Item, ProbeResult, SampleScore, Verdict
 from .traits import TRAITS, Trait, TraitRegistry
 
-__version__ = PACKAGE_VERSION
-
 # Public names served lazily: name -> module that defines it.
 _LAZY: dict[str, str] = {
     # running a duel
@@ -44,7 +41,7 @@ _LAZY: dict[str, str] = {
     "compare_models": "vocencebench.compare",
     "score_pair": "vocencebench.pair",
     "load_benchmark": "vocencebench.corpus",
-    "load_run": "vocencebench.report",
+    "load_run": "vocencebench.result",
     "Judge": "vocencebench.judge",
     "default_probes": "vocencebench.probes",
     "with_classifiers": "vocencebench.probes",
@@ -68,7 +65,7 @@ _LAZY: dict[str, str] = {
     "BatchedSystem": "vocencebench.adapters",
     "ItemSystem": "vocencebench.adapters",
     "Probe": "vocencebench.probes",
-    "BatchedProbe": "vocencebench._pipeline.stages",
+    "BatchedProbe": "vocencebench.probes",
     "Diagnostic": "vocencebench.probes",
     "ProbeSet": "vocencebench.probes",
     "Transcriber": "vocencebench.transcribe",
@@ -136,14 +133,15 @@ __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'vocencebench' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # The public names only: not the submodules an import binds here (errors, schema, ...).
+    return sorted(__all__)

@@ -2,7 +2,10 @@
 
 Each command group lives in its own module under ``vocencebench.commands`` and exposes
 ``register(subparsers)``; this module only assembles them and turns expected failures
-(:class:`~vocencebench.errors.VocenceError`) into one clear line and a non-zero exit.
+(:class:`~vocencebench.errors.VocenceError`) into one clear line and a non-zero exit. The
+exit statuses (:data:`EXIT_USAGE`, :data:`EXIT_INCOMPLETE`, :data:`EXIT_INTERRUPTED`) are
+defined once, in :mod:`vocencebench.commands._common`, and re-exported here; the command
+modules never import this one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .commands._common import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
 from .constants import PACKAGE_VERSION as __version__
 from .errors import VocenceError
 
@@ -21,6 +25,7 @@ __all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", 
 # Command modules, in the order `vocencebench --help` lists them.
 _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.run",
+    "vocencebench.commands.report",
     "vocencebench.commands.decide",
     "vocencebench.commands.corpus",
     "vocencebench.commands.judge",
@@ -29,13 +34,6 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.redteam",
     "vocencebench.commands.leaderboard",
 )
-
-#: Exit status for an error the user can fix (bad file, bad option, failed component).
-EXIT_USAGE = 2
-#: Exit status of a run whose verdict is INCOMPLETE (an instrument failed on some items).
-EXIT_INCOMPLETE = 3
-#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT).
-EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,8 +1,9 @@
-"""Reports of a run: the summary text, ``scores.jsonl``, ``run.json``, ``report.md`` and a
-self-contained ``report.html`` (inline SVG, no network).
+"""Renderers of a run: the summary text, ``report.md`` and a self-contained ``report.html``
+(inline SVG, no network).
 
-Everything here is rendered from a :class:`~vocencebench.compare.Head2Head`, so
-``vocencebench report RUN`` re-renders a saved run without re-measuring anything.
+Everything here is rendered from a :class:`~vocencebench.result.Head2Head`, so
+``vocencebench report RUN`` re-renders a saved run without re-measuring anything; this module
+writes no file (the run's file set is :func:`vocencebench.result.save_run`'s).
 """
 
 from __future__ import annotations
@@ -10,27 +11,22 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from .charts import COLOUR_A, COLOUR_B, bootstrap_svg, dimension_bars_svg
 from .constants import WER_THRESHOLD
-from .decide import bootstrap_means, lower_confidence_bound
-from .errors import ConfigError, VocenceError
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
-from .schema import INCOMPLETE, dumps_canonical
+from .schema import INCOMPLETE
+from .scores import reason_cause
 
 if TYPE_CHECKING:
     from .result import Head2Head
 
-__all__ = ["FIRST_REASONS", "RUN_FILES", "FailureGroup", "FailureSummary", "failure_summary",
-           "load_run", "render_html", "render_markdown", "render_summary", "save_run",
-           "verify_run"]
+__all__ = ["FIRST_REASONS", "FailureGroup", "FailureSummary", "failure_summary",
+           "render_html", "render_markdown", "render_summary"]
 
 
 @dataclass(frozen=True)
@@ -121,16 +117,11 @@ class FailureSummary:
     total: int
 
 
-def _cause(reason: str) -> str:
-    head, sep, _ = reason.partition(": ")
-    return head if sep and head and " " not in head else "other"
-
-
 def _group(name: str, found: Sequence[tuple[str, str]]) -> FailureGroup:
     causes: dict[str, int] = {}
     items: dict[str, None] = {}
     for item, why in found:
-        causes[_cause(why)] = causes.get(_cause(why), 0) + 1
+        causes[reason_cause(why)] = causes.get(reason_cause(why), 0) + 1
         items.setdefault(item, None)
     return FailureGroup(name, len(items), dict(sorted(causes.items(), key=lambda c: -c[1])),
                         tuple(found[:FIRST_REASONS]))
@@ -149,7 +140,7 @@ def failure_summary(h: Head2Head) -> FailureSummary:
                                *p.dropped.values(), p.incomplete) if r]
         seen: set[str] = set()
         for why in reasons:
-            cause = _cause(why)
+            cause = reason_cause(why)
             if cause in seen or cause in ("synthesis", "audio"):
                 continue
             seen.add(cause)
@@ -398,19 +389,28 @@ def render_markdown(h: Head2Head) -> str:
     return "\n".join(out)
 
 
-def _failures_markdown(h: Head2Head) -> list[str]:
+#: The failures table's answer when nothing failed.
+_NO_FAILURE = "None: every clip was produced and every instrument answered."
+
+
+def _failure_rows(h: Head2Head) -> list[tuple[FailureGroup, str, str]]:
+    """The failures table, one row per system or instrument that failed on some item:
+    (group, kind, its causes counted); the same rows in the Markdown and the HTML."""
     f = failure_summary(h)
-    if not any(g.items for g in f.systems) and not f.instruments:
-        return ["None: every clip was produced and every instrument answered."]
+    return [(g, kind, ", ".join(f"{c} {n}" for c, n in g.by_cause.items()))
+            for kind, groups in (("system (scored 0)", f.systems),
+                                 ("instrument (incomplete)", f.instruments))
+            for g in groups if g.items]
+
+
+def _failures_markdown(h: Head2Head) -> list[str]:
+    rows = _failure_rows(h)
+    if not rows:
+        return [_NO_FAILURE]
     out = ["| who | kind | items | by cause | first reasons |", "|---|---|---|---|---|"]
-    for kind, groups in (("system (scored 0)", f.systems),
-                         ("instrument (incomplete)", f.instruments)):
-        for g in groups:
-            if not g.items:
-                continue
-            causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
-            first = "<br>".join(f"{_md(i)}: {_md(w)}" for i, w in g.first)
-            out.append(f"| {_md(g.name)} | {kind} | {g.items} | {_md(causes)} | {first} |")
+    for g, kind, causes in rows:
+        first = "<br>".join(f"{_md(i)}: {_md(w)}" for i, w in g.first)
+        out.append(f"| {_md(g.name)} | {kind} | {g.items} | {_md(causes)} | {first} |")
     return out
 
 
@@ -437,107 +437,12 @@ padding:.25rem .5rem;text-align:right;font-size:.85rem}th{background:#f9fafb}
 .note{text-align:left;color:#6b7280}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 """
-_COL_A, _COL_B = "#2563eb", "#f59e0b"
-
-
-def _bars_svg(rows: list[_DimRow], la: str, lb: str) -> str:
-    bar_h, gap, left, width = 12, 10, 110, 520
-    height = len(rows) * (2 * bar_h + gap) + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" '
-             f'height="{height}" role="img" aria-label="mean desirability per dimension">']
-    for k in range(0, 11, 2):
-        x = left + width * k / 10
-        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 20}" stroke="#e5e7eb"/>'
-                     f'<text x="{x}" y="{height - 5}" font-size="10" text-anchor="middle">'
-                     f'{k / 10:.1f}</text>')
-    for i, r in enumerate(rows):
-        y = i * (2 * bar_h + gap)
-        parts.append(f'<text x="{left - 6}" y="{y + bar_h + 4}" font-size="12" '
-                     f'text-anchor="end">{html.escape(r.dimension)}</text>')
-        for j, (val, col, lab) in enumerate(((r.mean_a, _COL_A, la), (r.mean_b, _COL_B, lb))):
-            v = val or 0.0
-            parts.append(f'<rect x="{left}" y="{y + j * bar_h}" width="{width * v:.1f}" '
-                         f'height="{bar_h - 1}" fill="{col}"><title>{html.escape(lab)}: '
-                         f'{_fmt(val)}</title></rect><text x="{left + width * v + 4:.1f}" '
-                         f'y="{y + j * bar_h + bar_h - 2}" font-size="10">{_fmt(val)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
-    """Round tick positions (1, 2 or 5 × 10ᵏ apart) inside [lo, hi]."""
-    raw = (hi - lo) / max(target, 1)
-    if raw <= 0 or not math.isfinite(raw):
-        return [lo]
-    mag = 10.0 ** math.floor(math.log10(raw))
-    step = next((m * mag for m in (1.0, 2.0, 5.0, 10.0) if m * mag >= raw), 10.0 * mag)
-    first = math.ceil(lo / step)
-    return [k * step for k in range(first, math.floor(hi / step) + 1)]
-
-
-def _bootstrap_svg(h: Head2Head) -> str:
-    d = h.decision
-    la, lb = h.labels
+def _bootstrap_html(h: Head2Head) -> str:
     # Complete items only: an incomplete item has no composite (S is None).
     delta = [p.b.S - p.a.S for p in h.pairs if p.a.S is not None and p.b.S is not None]
     if not delta:
         return "<p>No complete item: nothing to resample.</p>"
-    means = bootstrap_means(delta, n_boot=d.n_boot, seed=d.seed)
-    lcb = lower_confidence_bound(means)
-    # The upper bound of δ is −LCB(a − b): a wins when it lies below −margin(b).
-    ucb = -d.lcb_reverse if math.isfinite(d.lcb_reverse) else float(np.percentile(means, 95))
-    neg_margin = -d.margin_reverse if math.isfinite(d.margin_reverse) else -d.margin
-    lo = min(float(means.min()), lcb, neg_margin, 0.0)
-    hi = max(float(means.max()), ucb, d.margin, 0.0)
-    span = (hi - lo) or 1.0
-    lo, hi = lo - 0.05 * span, hi + 0.05 * span
-    counts, edges = np.histogram(means, bins=40, range=(lo, hi))
-    marks = (
-        (0.0, "#6b7280", "0 (no difference)"),
-        (d.margin, "#059669", f"{d.margin:+.4f} = margin: {lb} wins if the LCB is above it"),
-        (neg_margin, "#b45309",
-         f"{neg_margin:+.4f} = −margin: {la} wins if the UCB is below it"),
-        (lcb, "#dc2626", f"LCB (5th pct) {lcb:+.4f}"),
-        (ucb, "#7c3aed", f"UCB (95th pct) {ucb:+.4f}"),
-    )
-    w, left, right = 720, 20, 20
-    top = 16 * len(marks) + 6
-    hgt = 170
-    base = top + hgt
-    peak = max(int(counts.max()), 1)
-
-    def x(v: float) -> float:
-        return left + (v - lo) / (hi - lo) * w
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + right}" '
-             f'height="{base + 48}" role="img" aria-label="bootstrap distribution of the mean '
-             f'difference, with the LCB and the margins">']
-    for c, e0, e1 in zip(counts, edges[:-1], edges[1:], strict=True):
-        bh = hgt * int(c) / peak
-        if bh <= 0:
-            continue
-        parts.append(f'<rect x="{x(float(e0)):.1f}" y="{base - bh:.1f}" '
-                     f'width="{max(x(float(e1)) - x(float(e0)) - 1, 0.5):.1f}" '
-                     f'height="{bh:.1f}" fill="#a78bfa"/>')
-    parts.append(f'<line x1="{left}" y1="{base}" x2="{left + w}" y2="{base}" stroke="#374151"/>')
-    for t in _nice_ticks(lo, hi):
-        parts.append(f'<line x1="{x(t):.1f}" y1="{base}" x2="{x(t):.1f}" y2="{base + 4}" '
-                     f'stroke="#374151"/><text x="{x(t):.1f}" y="{base + 16}" font-size="10" '
-                     f'text-anchor="middle" fill="#374151">{t:+.2f}</text>')
-    # Lines first, then every label on top with a white halo, one label row per mark.
-    for k, (v, col, _) in enumerate(marks):
-        parts.append(f'<line x1="{x(v):.1f}" y1="{12 + 16 * k + 3}" x2="{x(v):.1f}" '
-                     f'y2="{base}" stroke="{col}" stroke-width="2" stroke-dasharray="4 2"/>')
-    for k, (v, col, lab) in enumerate(marks):
-        xv = x(v)
-        anchor, dx = ("end", -4) if xv > left + w / 2 else ("start", 4)
-        parts.append(f'<text x="{xv + dx:.1f}" y="{12 + 16 * k}" font-size="11" fill="{col}" '
-                     f'text-anchor="{anchor}" stroke="#ffffff" stroke-width="4" '
-                     f'paint-order="stroke">{html.escape(lab)}</text>')
-    parts.append(f'<text x="{left + w / 2}" y="{base + 36}" font-size="11" '
-                 f'text-anchor="middle">{d.n_boot} bootstrap means of δ = S({html.escape(lb)}) '
-                 f'− S({html.escape(la)}), seed {d.seed}</text></svg>')
-    return "".join(parts)
+    return bootstrap_svg(delta, h.decision, h.labels)
 
 
 def _confusion_table(cm: ConfusionMatrix, label: str) -> str:
@@ -613,20 +518,15 @@ def _responses_html(h: Head2Head) -> str:
 
 
 def _failures_html(h: Head2Head) -> str:
-    f = failure_summary(h)
-    if not any(g.items for g in f.systems) and not f.instruments:
-        return "<p>None: every clip was produced and every instrument answered.</p>"
+    found = _failure_rows(h)
+    if not found:
+        return f"<p>{_NO_FAILURE}</p>"
     rows = ["<table><tr><th>who</th><th>kind</th><th>items</th><th>by cause</th>"
             "<th>first reasons</th></tr>"]
-    for kind, groups in (("system (scored 0)", f.systems),
-                         ("instrument (incomplete)", f.instruments)):
-        for g in groups:
-            if not g.items:
-                continue
-            causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
-            first = "<br>".join(html.escape(f"{i}: {w}") for i, w in g.first)
-            rows.append(f"<tr><th>{html.escape(g.name)}</th><td>{kind}</td><td>{g.items}</td>"
-                        f"<td>{html.escape(causes)}</td><td class=\"why\">{first}</td></tr>")
+    for g, kind, causes in found:
+        first = "<br>".join(html.escape(f"{i}: {w}") for i, w in g.first)
+        rows.append(f"<tr><th>{html.escape(g.name)}</th><td>{kind}</td><td>{g.items}</td>"
+                    f"<td>{html.escape(causes)}</td><td class=\"why\">{first}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
 
@@ -668,11 +568,11 @@ def render_html(h: Head2Head) -> str:
 <div class="decision{kind}">{html.escape(verdict)}</div>
 <p class="reason">{html.escape(d.reason)}</p>
 <h2>Bootstrap distribution of the mean difference</h2>
-{_bootstrap_svg(h)}
+{_bootstrap_html(h)}
 <h2>Per-dimension adherence</h2>
-<div class="legend"><span style="background:{_COL_A}"></span>{html.escape(la)}
-<span style="background:{_COL_B}"></span>{html.escape(lb)}</div>
-{_bars_svg(rows, la, lb)}
+<div class="legend"><span style="background:{COLOUR_A}"></span>{html.escape(la)}
+<span style="background:{COLOUR_B}"></span>{html.escape(lb)}</div>
+{dimension_bars_svg([(r.dimension, r.mean_a, r.mean_b) for r in rows], la, lb)}
 {''.join(table)}
 <h2>Intelligibility gate</h2><p>{gate}</p>
 <h2>Measured value per requested level</h2>
@@ -684,55 +584,3 @@ def render_html(h: Head2Head) -> str:
 <h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """
-
-
-#: The files of a saved run, besides its manifest ``run.json``.
-RUN_FILES = ("scores.jsonl", "report.md", "report.html")
-
-
-def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
-    """Write ``scores.jsonl``, ``report.md``, ``report.html`` and then ``run.json`` (which records
-    the sha256 of the other three) into ``directory``, each atomically; return the directory.
-
-    Everything is rendered before anything is written, and ``run.json`` is removed first and
-    written last (:func:`vocencebench.outputs.write_set`): a kill during the save leaves the
-    previous complete set, no ``run.json`` at all, or the new complete set.
-    """
-    from .outputs import write_set
-
-    scores = "".join(dumps_canonical(s.to_dict()) + "\n" for s in h.samples)
-    files = {"scores.jsonl": scores, "report.md": render_markdown(h),
-             "report.html": render_html(h)}
-    # Status first, so the file's opening lines say what did not run (gate, judge, probes).
-    run = {"status": h.status(), **h.to_dict()}
-    return write_set(directory, files, manifest_name="run.json", manifest=run)
-
-
-def verify_run(directory: str | os.PathLike[str]) -> list[str]:
-    """Problems of a saved run's file set (empty when ``run.json`` and its files agree)."""
-    from .outputs import verify_set
-
-    return verify_set(directory, manifest_name="run.json")
-
-
-def load_run(directory: str | os.PathLike[str]) -> Head2Head:
-    """Read a saved run back from its ``run.json``."""
-    from .result import Head2Head
-
-    path = Path(directory) / "run.json"
-    if not path.is_file():
-        raise ConfigError(f"{directory} is not a run directory: {path} is missing")
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or data.get("kind") != "head2head":
-        raise ConfigError(f"{path} is not a vocencebench run record (no kind 'head2head'); "
-                          "point at a directory written by vocencebench run")
-    try:
-        return Head2Head.from_dict(data)
-    except VocenceError as exc:
-        raise ConfigError(f"{path} is not a readable run record: {str(exc)[:300]}") from None
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise ConfigError(f"{path} is not a complete run record ({type(exc).__name__}: {exc}); "
-                          "re-run the benchmark to rewrite it") from None

@@ -1,14 +1,18 @@
-"""The result of a duel, :class:`Head2Head`, and the decision over its pairs.
+"""The result of a duel, :class:`Head2Head`, and its versioned run files.
 
-This module depends on the records (:mod:`~vocencebench.schema`, :mod:`~vocencebench.pair`)
-and the decision rule only, never on the pipeline that produced them: the reports read a
-:class:`Head2Head` from here, and ``vocencebench report`` / ``decide`` rebuild it from
-``run.json`` (the trait registry that scored the run travels with it).
+This module depends on the records (:mod:`~vocencebench.schema`, :mod:`~vocencebench.pair`),
+the decision rule (:mod:`~vocencebench.scores`) and the renderers (:mod:`~vocencebench.report`)
+only, never on the pipeline that produced them: the reports read a :class:`Head2Head` from
+here, and ``vocencebench report`` / ``decide`` rebuild it from ``run.json`` (the trait registry
+that scored the run travels with it) through :func:`load_run`.
 
-An item is *incomplete* when an instrument failed on it (probe, transcriber, judge, a speech
-service after its retries): it has no composite and cannot be decided. :func:`decide_pairs`
-names no winner while any item is incomplete (``winner == "incomplete"``), unless
-``allow_incomplete=True``, which decides on the complete items only and says so.
+A saved run is a file set (:func:`save_run`): ``scores.jsonl``, ``report.md``,
+``report.html`` and the manifest ``run.json`` (``kind`` :data:`RUN_KIND`, ``schema_version``
+:data:`~vocencebench.schema.SCHEMA_VERSION`), which records the sha256 of the other three
+(:func:`verify_run`). :func:`load_run` refuses a ``run.json`` of another schema version.
+
+The INCOMPLETE rule (:func:`decide_pairs`, :func:`incomplete_summary`) is
+:mod:`vocencebench.scores`'s; both are importable from here too.
 """
 
 from __future__ import annotations
@@ -19,90 +23,32 @@ import tempfile
 import threading
 import weakref
 from array import array
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from .decide import decide
+from .errors import ConfigError, VocenceError
+from .outputs import verify_set, write_set
 from .pair import PairResult
-from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
+from .report import render_html, render_markdown, render_summary
+from .schema import (
+    SCHEMA_VERSION,
+    Decision,
+    SampleScore,
+    check_schema_version,
+    dumps_canonical,
+)
+from .scores import decide_pairs, incomplete_summary
 from .traits import TRAITS, TraitRegistry
 
-__all__ = ["Head2Head", "PairList", "decide_pairs", "incomplete_summary"]
+__all__ = ["RUN_FILES", "RUN_KIND", "Head2Head", "PairList", "decide_pairs",
+           "incomplete_summary", "load_run", "save_run", "verify_run"]
 
 #: ``kind`` of run.json; its ``schema_version`` is the records' (schema.SCHEMA_VERSION).
 RUN_KIND = "head2head"
-
-
-def _cause(reason: str) -> str:
-    """The contract prefix of a reason (``judge``, ``probes``, ...), or ``other``."""
-    head, sep, _ = reason.partition(": ")
-    return head if sep and head and " " not in head else "other"
-
-
-def incomplete_summary(reasons: Sequence[str]) -> str:
-    """``"judge: 3, transcription: 1; first: judge: HTTP 503 …"`` for a list of reasons."""
-    if not reasons:
-        return "none"
-    counts = Counter(_cause(r) for r in reasons)
-    by_cause = ", ".join(f"{c}: {n}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
-    first = reasons[0] if len(reasons[0]) <= 300 else reasons[0][:297] + "..."
-    return f"{by_cause}; first: {first}"
-
-
-def decide_pairs(
-    pairs: Sequence[PairResult],
-    labels: tuple[str, str],
-    *,
-    allow_incomplete: bool = False,
-) -> Decision:
-    """The decision over ``pairs`` under the INCOMPLETE rule.
-
-    Every pair complete: :func:`vocencebench.decide.decide` on the composites. Otherwise the
-    numbers are computed over the complete pairs (0 with ``n = 0`` when there are none) and
-    ``winner`` is :data:`~vocencebench.schema.INCOMPLETE`, unless ``allow_incomplete`` and at
-    least one pair is complete: then the complete pairs decide and the reason opens with
-    ``"decided on N of M items; K incomplete: …"``.
-    """
-    # One pass over the pairs, keeping only the composites and reasons (a PairList is read
-    # from disk pair by pair, never held whole).
-    sa: list[float] = []
-    sb: list[float] = []
-    missing: list[str] = []
-    m = 0
-    for p in pairs:
-        m += 1
-        if p.incomplete is not None:
-            missing.append(p.incomplete)
-        else:
-            sa.append(_s(p.a))
-            sb.append(_s(p.b))
-    if not missing:
-        return decide(sa, sb, labels=labels)
-    k = len(missing)
-    what = incomplete_summary(missing)
-    base = decide(sa, sb, labels=labels) if sa else None
-    if allow_incomplete and base is not None:
-        return replace(base, reason=f"decided on {len(sa)} of {m} items; {k} incomplete: "
-                                    f"{what}. {base.reason}")
-    reason = (f"INCOMPLETE: {k} of {m} items could not be scored because an instrument "
-              f"failed ({what}); no winner is named. Rerun the same command: it resumes and "
-              f"retries only what is missing")
-    if base is None:
-        return Decision(winner=INCOMPLETE, lcb=0.0, margin=0.0, mean_a=0.0, mean_b=0.0, n=0,
-                        reason=reason + ".", labels=labels, lcb_reverse=0.0,
-                        margin_reverse=0.0, mean_delta=0.0)
-    return replace(base, winner=INCOMPLETE,
-                   reason=f"{reason}; or pass allow_incomplete=True (--allow-incomplete) to "
-                          f"decide on the {len(sa)} complete items. On the complete items: "
-                          f"{base.reason}")
-
-
-def _s(sample: SampleScore) -> float:
-    assert sample.S is not None  # complete pairs only
-    return sample.S
+#: The files of a saved run, besides its manifest ``run.json``.
+RUN_FILES = ("scores.jsonl", "report.md", "report.html")
 
 
 class PairList(Sequence[PairResult]):
@@ -222,13 +168,9 @@ class Head2Head:
 
     def summary(self) -> str:
         """A plain-text summary: status, per-dimension scores, gate, decision."""
-        from .report import render_summary
-
         return render_summary(self)
 
     def to_dict(self) -> dict[str, Any]:
-        from .schema import SCHEMA_VERSION
-
         return {
             "schema_version": SCHEMA_VERSION,
             "kind": RUN_KIND,
@@ -258,6 +200,56 @@ class Head2Head:
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write scores.jsonl, run.json, report.md and report.html into ``directory``."""
-        from .report import save_run
-
         return save_run(self, directory)
+
+
+# ----------------------------------------------------------------------------- run files
+
+
+def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
+    """Write ``scores.jsonl``, ``report.md``, ``report.html`` and then ``run.json`` (which records
+    the sha256 of the other three) into ``directory``, each atomically; return the directory.
+
+    Everything is rendered before anything is written, and ``run.json`` is removed first and
+    written last (:func:`vocencebench.outputs.write_set`): a kill during the save leaves the
+    previous complete set, no ``run.json`` at all, or the new complete set.
+    """
+    scores = "".join(dumps_canonical(s.to_dict()) + "\n" for s in h.samples)
+    files = {"scores.jsonl": scores, "report.md": render_markdown(h),
+             "report.html": render_html(h)}
+    # Status first, so the file's opening lines say what did not run (gate, judge, probes).
+    run = {"status": h.status(), **h.to_dict()}
+    return write_set(directory, files, manifest_name="run.json", manifest=run)
+
+
+def verify_run(directory: str | os.PathLike[str]) -> list[str]:
+    """Problems of a saved run's file set (empty when ``run.json`` and its files agree)."""
+    return verify_set(directory, manifest_name="run.json")
+
+
+def load_run(directory: str | os.PathLike[str]) -> Head2Head:
+    """Read a saved run back from its ``run.json``.
+
+    Raises :class:`~vocencebench.errors.ConfigError` for a missing, unreadable or foreign
+    file, and for one written with a ``schema_version`` other than
+    :data:`~vocencebench.schema.SCHEMA_VERSION` (the message names both versions).
+    """
+    path = Path(directory) / "run.json"
+    if not path.is_file():
+        raise ConfigError(f"{directory} is not a run directory: {path} is missing")
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("kind") != RUN_KIND:
+        raise ConfigError(f"{path} is not a vocencebench run record (no kind 'head2head'); "
+                          "point at a directory written by vocencebench run")
+    # A record without a version is read as the current one, as every record is.
+    check_schema_version(data.get("schema_version", SCHEMA_VERSION), str(path))
+    try:
+        return Head2Head.from_dict(data)
+    except VocenceError as exc:
+        raise ConfigError(f"{path} is not a readable run record: {str(exc)[:300]}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ConfigError(f"{path} is not a complete run record ({type(exc).__name__}: {exc}); "
+                          "re-run the benchmark to rewrite it") from None

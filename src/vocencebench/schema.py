@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, PACKAGE_VERSION
 from .errors import ConfigError
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Record",
     "SampleScore",
     "Verdict",
+    "check_schema_version",
     "dumps_canonical",
 ]
 
@@ -45,6 +46,23 @@ def dumps_canonical(obj: Any) -> str:
     """Canonical JSON: sorted keys, no spaces, UTF-8 text (non-ASCII kept), floats by repr."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
+
+
+def check_schema_version(version: object, where: str, *, reads: int = SCHEMA_VERSION) -> None:
+    """Refuse a file whose ``schema_version`` is not the one this install reads (``reads``).
+
+    ``where`` names the file in the :class:`~vocencebench.errors.ConfigError`, which says
+    which version the file has and which this install reads: a newer one means the file was
+    written by a newer vocencebench (upgrade to read it); anything else is unknown.
+    """
+    if version == reads:
+        return
+    newer = isinstance(version, int | float) and not isinstance(version, bool) and version > reads
+    what = ("a newer schema_version" if newer else "an unknown schema_version")
+    hint = ("; upgrade vocencebench to read it" if newer else
+            "; point at a file written by vocencebench")
+    raise ConfigError(f"{where} has {what} ({version!r}); this vocencebench "
+                      f"{PACKAGE_VERSION} reads schema_version {reads}{hint}")
 
 
 def _plain(value: Any) -> Any:

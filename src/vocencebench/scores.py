@@ -9,6 +9,12 @@ cannot be decided, so :meth:`ScoresTable.pair` refuses it unless ``allow_incompl
 writes :class:`~vocencebench.schema.SampleScore` rows in this format, and
 ``vocencebench decide`` reads it through :func:`read_scores` and :func:`decide_scores`.
 
+The same INCOMPLETE rule decides a run's own pairs (:func:`decide_pairs`): an item is
+*incomplete* when an instrument failed on it (probe, transcriber, judge, a speech service after
+its retries); it has no composite and cannot be decided, so no winner is named while any item
+is incomplete (``winner == "incomplete"``), unless ``allow_incomplete=True``, which decides on
+the complete items only and says so (:func:`incomplete_summary` words the reasons).
+
 Pairing order is part of the verdict: the bootstrap resamples positions of the paired
 difference vector, so items are paired in the order in which each item *first appears* in
 the file (whichever system's row comes first). Anyone who re-sorts the lines of a published
@@ -20,25 +26,107 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .decide import decide
 from .errors import ScoresError
-from .schema import Decision, SampleScore, dumps_canonical
+from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
+
+if TYPE_CHECKING:
+    from .pair import PairResult
 
 __all__ = [
     "PairedScores",
     "ScoresTable",
+    "decide_pairs",
     "decide_scores",
+    "incomplete_summary",
     "read_scores",
+    "reason_cause",
     "write_scores",
 ]
 
 _REQUIRED = ("item", "system", "S")
+
+
+# ----------------------------------------------------------------------------- INCOMPLETE
+
+
+def reason_cause(reason: str) -> str:
+    """The contract prefix of a reason (``judge``, ``probes``, ...), or ``other``."""
+    head, sep, _ = reason.partition(": ")
+    return head if sep and head and " " not in head else "other"
+
+
+def incomplete_summary(reasons: Sequence[str]) -> str:
+    """``"judge: 3, transcription: 1; first: judge: HTTP 503 …"`` for a list of reasons."""
+    if not reasons:
+        return "none"
+    counts = Counter(reason_cause(r) for r in reasons)
+    by_cause = ", ".join(f"{c}: {n}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
+    first = reasons[0] if len(reasons[0]) <= 300 else reasons[0][:297] + "..."
+    return f"{by_cause}; first: {first}"
+
+
+def decide_pairs(
+    pairs: Sequence[PairResult],
+    labels: tuple[str, str],
+    *,
+    allow_incomplete: bool = False,
+) -> Decision:
+    """The decision over ``pairs`` under the INCOMPLETE rule.
+
+    Every pair complete: :func:`vocencebench.decide.decide` on the composites. Otherwise the
+    numbers are computed over the complete pairs (0 with ``n = 0`` when there are none) and
+    ``winner`` is :data:`~vocencebench.schema.INCOMPLETE`, unless ``allow_incomplete`` and at
+    least one pair is complete: then the complete pairs decide and the reason opens with
+    ``"decided on N of M items; K incomplete: …"``.
+    """
+    # One pass over the pairs, keeping only the composites and reasons (a PairList is read
+    # from disk pair by pair, never held whole).
+    sa: list[float] = []
+    sb: list[float] = []
+    missing: list[str] = []
+    m = 0
+    for p in pairs:
+        m += 1
+        if p.incomplete is not None:
+            missing.append(p.incomplete)
+        else:
+            sa.append(_s(p.a))
+            sb.append(_s(p.b))
+    if not missing:
+        return decide(sa, sb, labels=labels)
+    k = len(missing)
+    what = incomplete_summary(missing)
+    base = decide(sa, sb, labels=labels) if sa else None
+    if allow_incomplete and base is not None:
+        return replace(base, reason=f"decided on {len(sa)} of {m} items; {k} incomplete: "
+                                    f"{what}. {base.reason}")
+    reason = (f"INCOMPLETE: {k} of {m} items could not be scored because an instrument "
+              f"failed ({what}); no winner is named. Rerun the same command: it resumes and "
+              f"retries only what is missing")
+    if base is None:
+        return Decision(winner=INCOMPLETE, lcb=0.0, margin=0.0, mean_a=0.0, mean_b=0.0, n=0,
+                        reason=reason + ".", labels=labels, lcb_reverse=0.0,
+                        margin_reverse=0.0, mean_delta=0.0)
+    return replace(base, winner=INCOMPLETE,
+                   reason=f"{reason}; or pass allow_incomplete=True (--allow-incomplete) to "
+                          f"decide on the {len(sa)} complete items. On the complete items: "
+                          f"{base.reason}")
+
+
+def _s(sample: SampleScore) -> float:
+    assert sample.S is not None  # complete pairs only
+    return sample.S
+
+
+# ----------------------------------------------------------------------------- files
 
 
 @dataclass(frozen=True)
@@ -166,9 +254,7 @@ class PairedScores:
         )
         if not self.skipped:
             return d
-        from .result import incomplete_summary
-
-        # The same words as the run's own decision (result.decide_pairs), so a published
+        # The same words as the run's own decision (decide_pairs), so a published
         # incomplete run decided with allow_incomplete reproduces its Decision exactly.
         m = len(self.items) + len(self.skipped)
         what = incomplete_summary(self.skipped_reasons)

@@ -13,8 +13,6 @@ Judge flags are the shared ones of ``vocencebench run`` (:mod:`.commands._judge_
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import re
 import sys
 import time
@@ -22,21 +20,24 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CanaryError, ConfigError
+from ._common import (
+    EXIT_INCOMPLETE,
+    EXIT_MISMATCH,
+    add_corpus_arguments,
+    add_force_argument,
+    add_instrument_arguments,
+    add_judge_flags,
+    announce_skipped_canaries,
+    default_label,
+    err,
+    load_items,
+    make_probes,
+    make_transcriber,
+    positive_int,
+    run_demo_leaderboard,
+)
 
-__all__ = [
-    "DEMO_ITEMS_WITH_NEURAL",
-    "demo_leaderboard",
-    "demo_systems",
-    "parse_named_system",
-    "register",
-    "run",
-]
-
-#: Exit status when some pair is INCOMPLETE (an instrument failed; no verdict for it), or
-#: when an instrument failed its known-answer canaries (before anything was synthesised).
-EXIT_INCOMPLETE = 3
-#: Exit status when ``--verify`` finds a cell that does not reproduce.
-EXIT_MISMATCH = 1
+__all__ = ["parse_named_system", "register", "run"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -52,17 +53,11 @@ def parse_named_system(text: str) -> tuple[str, str]:
         return head, tail
     if not text:
         raise ConfigError("--system needs NAME=SPEC (e.g. flat=espeak-flat)")
-    from .run import _default_label
-
-    return _default_label(text), text
+    return default_label(text), text
 
 
 def _add_judge_flags(p: argparse.ArgumentParser) -> None:
-    from ._judge_args import add_judge_arguments
-    from .run import _positive_int
-
-    add_judge_arguments(p)
-    p.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
+    add_judge_flags(p)
     p.add_argument("--all-at-once", action="store_true",
                    help="one judge upload per pair of clips scores every judged dimension")
     p.add_argument("--no-swap", action="store_true",
@@ -70,8 +65,7 @@ def _add_judge_flags(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    from .run import _positive_int
-
+    """Add the ``leaderboard`` command to the CLI's subparsers."""
     p = sub.add_parser(
         "leaderboard",
         help="rank N TTS systems: every pair decided by the paired-bootstrap rule",
@@ -87,21 +81,16 @@ def register(sub: Any) -> None:
                    help="judge only each system against NAME (O(N) judge cost); the other "
                         "cells are NOT COMPARED")
     _add_judge_flags(p)
-    p.add_argument("--asr", default="none",
-                   help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
-    p.add_argument("--classifiers", action="store_true",
-                   help="add the age/gender/emotion/accent classifier probes")
+    add_instrument_arguments(p)
     p.add_argument("--quality", action="store_true", help="also report DNSMOS per clip")
-    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
-    p.add_argument("--holdout-salt", default=None,
-                   help="run on the held-out partition defined by this private salt")
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+    add_corpus_arguments(p)
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
     p.add_argument("--out", default=None, help="output directory (default runs/leaderboard)")
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true",
                    help="keep no cache after the run (clips are still shared across pairs)")
-    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="worker processes for probes")
     p.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     p.add_argument("--allow-incomplete", action="store_true",
@@ -109,8 +98,7 @@ def register(sub: Any) -> None:
     p.add_argument("--skip-canaries", action="store_true",
                    help="do not check the probes and the judge against the known-answer "
                         "canaries first (the reports then say they were skipped)")
-    p.add_argument("--force", action="store_true",
-                   help="write into a non-empty --out that vocencebench did not create")
+    add_force_argument(p)
     p.add_argument("--dry-run", action="store_true",
                    help="print the mode, the judge calls and their estimated cost; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -121,12 +109,6 @@ def register(sub: Any) -> None:
                    help="recompute every cell and the tiers of a published leaderboard from "
                         "its scores file(s) and compare them bit for bit")
     p.set_defaults(func=run)
-
-
-def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
-    from .run import load_items
-
-    return load_items(args)  # the same gate, hold-out split and limit as `run`
 
 
 def _systems(specs: list[str]) -> dict[str, Any]:
@@ -143,53 +125,28 @@ def _systems(specs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _probes(args: argparse.Namespace) -> Any:
-    if args.classifiers:
-        from ..probes import with_classifiers
-
-        return with_classifiers(quality=args.quality)
-    from ..probes import default_probes
-
-    return default_probes(quality=args.quality)
-
-
-def _err(line: str) -> None:
-    print(line, file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
+    """Run ``leaderboard`` (or ``--verify`` a published one, or the ``--demo``)."""
+    if args.verify:
+        return _verify(args.verify)
+    if args.demo:
+        return run_demo_leaderboard(args)
     try:
         return _run(args)
     except CanaryError as exc:  # raised before any clip: nothing to rank, the reason says why
-        _err(f"vocencebench leaderboard: INCOMPLETE: {exc}")
+        err(f"vocencebench leaderboard: INCOMPLETE: {exc}")
         return EXIT_INCOMPLETE
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..outputs import claim_directory
-    from .run import announce_skipped_canaries
-
-    if args.verify:
-        return _verify(args.verify)
-    if args.demo:
-        claim_directory(args.out or "runs/demo-leaderboard", kind="leaderboard",
-                        force=args.force)
-        announce_skipped_canaries(args)
-        lb = demo_leaderboard(out=args.out or "runs/demo-leaderboard", limit=args.limit,
-                              workers=args.workers, cache=args.cache, no_cache=args.no_cache,
-                              progress=not args.quiet and sys.stderr.isatty(),
-                              announce=None if args.quiet else _err,
-                              canaries=not args.skip_canaries)
-        print(lb.summary())
-        return 0 if lb.complete else EXIT_INCOMPLETE
     from ..board import leaderboard, plan_judge_calls
     from ..executor import check_workers, validate_executor_spec
+    from ..outputs import claim_directory
     from ._judge_args import judge_from_args
-    from .run import make_transcriber
 
     validate_executor_spec(args.executor)
     check_workers(args.workers)
-    items, selection = _load_items(args)
+    items, selection = load_items(args)  # the same gate, hold-out split and limit as `run`
     systems = _systems(args.system)
     judge = judge_from_args(args)
     out = Path(args.out or "runs/leaderboard")
@@ -206,18 +163,19 @@ def _run(args: argparse.Namespace) -> int:
         print("nothing was synthesised, analysed or judged")
         return 0
     if not args.quiet:
-        _err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
-             f"(cache: {cache or 'for this run only'})")
+        err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
+            f"(cache: {cache or 'for this run only'})")
     announce_skipped_canaries(args)
     t0 = time.perf_counter()
     lb = leaderboard(
-        items, systems, judge, anchor=args.anchor, probes=_probes(args),
+        items, systems, judge, anchor=args.anchor,
+        probes=make_probes(classifiers=args.classifiers, quality=args.quality),
         transcriber=make_transcriber(args.asr), cache=cache, workers=args.workers,
         executor=args.executor, progress=not args.quiet and sys.stderr.isatty(),
         consistent=consistent, votes=votes,
         judge_concurrency=args.judge_concurrency,
         all_at_once=all_at_once, allow_incomplete=args.allow_incomplete,
-        announce=None if args.quiet else _err, canaries=not args.skip_canaries,
+        announce=None if args.quiet else err, canaries=not args.skip_canaries,
     )
     lb.metadata["selection"] = selection
     lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0
@@ -239,91 +197,3 @@ def _verify(directory: str) -> int:
     print(f"OK: every cell and the tiers of {directory} were recomputed bit for bit from its "
           "published scores")
     return 0
-
-
-# --------------------------------------------------------------------------- demo
-
-
-#: Items of the demo when the neural built-ins run too (the first half of the corpus; its
-#: difficulty mix is 32 / 41 / 27 % against the corpus's 35 / 40 / 25 %). eSpeak alone runs
-#: all 496. See docs/leaderboard.md, "The demo", for the timings behind this choice.
-DEMO_ITEMS_WITH_NEURAL = 248
-
-
-def demo_systems(*, neural: bool = True) -> tuple[dict[str, Any], list[str]]:
-    """The offline built-ins: espeak-flat, espeak-follow and, when the neural module and
-    hibari-tts are installed, hibari and hibari-follow. Returns (systems, notes on what was
-    left out and why)."""
-    from ..adapters import EspeakSystem
-
-    systems: dict[str, Any] = {"espeak-flat": EspeakSystem("espeak-flat"),
-                               "espeak-follow": EspeakSystem("espeak-follow")}
-    notes: list[str] = []
-    if not neural:
-        notes.append("hibari, hibari-follow: left out (neural=False)")
-        return systems, notes
-    if importlib.util.find_spec("hibari") is None:
-        notes.append("hibari, hibari-follow: skipped (hibari-tts is not installed; "
-                     "pip install hibari-tts)")
-        return systems, notes
-    try:
-        nmod = importlib.import_module("vocencebench.neural")
-    except ImportError as exc:
-        notes.append(f"hibari, hibari-follow: skipped (this vocencebench has no neural "
-                     f"built-ins: {exc})")
-        return systems, notes
-    try:
-        found = {name: nmod.HibariSystem(name) for name in ("hibari", "hibari-follow")}
-    except Exception as exc:  # a failed model load is announced, not fatal to the demo
-        notes.append(f"hibari, hibari-follow: skipped ({type(exc).__name__}: {exc})")
-        return systems, notes
-    systems.update(found)
-    return systems, notes
-
-
-def demo_leaderboard(
-    out: str | Path = "runs/demo-leaderboard",
-    *,
-    limit: int | None = None,
-    workers: int | None = None,
-    cache: str | None = None,
-    no_cache: bool = False,
-    neural: bool = True,
-    progress: bool = False,
-    announce: Any = None,
-    canaries: bool = True,
-) -> Any:
-    """The offline leaderboard demo over the shipped corpus: the built-in systems of
-    :func:`demo_systems`, acoustic probes, no judge, no ASR. Items: the first ``limit``; by
-    default all 496 for eSpeak alone, :data:`DEMO_ITEMS_WITH_NEURAL` with the neural systems.
-    ``canaries`` as for :func:`vocencebench.board.leaderboard`. Writes the outputs into
-    ``out`` and returns the :class:`~vocencebench.board.Leaderboard`.
-    """
-    from ..board import leaderboard
-    from ..corpus import load_benchmark
-    from ..probes import default_probes
-
-    items = load_benchmark("benchmark_v1")
-    systems, notes = demo_systems(neural=neural)
-    if limit is None and len(systems) > 2:
-        limit = DEMO_ITEMS_WITH_NEURAL
-        notes.append(f"demo subset: the first {limit} of {len(items)} items (neural systems "
-                     "included; pass --limit to change it)")
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError("--limit must be ≥ 1")
-        items = items[:limit]
-    for n in notes:
-        if announce is not None:
-            announce(n)
-    outdir = Path(out)
-    store = None if no_cache else (cache or str(outdir / "cache.sqlite"))
-    t0 = time.perf_counter()
-    lb = leaderboard(items, systems, None, probes=default_probes(), cache=store,
-                     workers=workers, progress=progress, announce=announce,
-                     canaries=canaries)
-    lb.metadata["status"] = [*lb.status(), *notes]
-    lb.metadata["selection"] = {"corpus": "benchmark_v1", "limit": limit, "demo": True}
-    lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0
-    lb.save(outdir)
-    return lb

@@ -3,7 +3,7 @@
 Exit status: 0 when no attack is VULNERABLE, 1 when any is, 3 when none is but a duel could
 not be decided (an instrument failed on some items) or when an instrument failed its
 known-answer canaries (checked once, before anything is synthesised; nothing is tested then),
-2 for a usage error (cli.EXIT_USAGE).
+2 for a usage error (:data:`~vocencebench.commands._common.EXIT_USAGE`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,16 @@ import time
 from typing import Any
 
 from ..errors import CanaryError, ConfigError
+from ._common import (
+    EXIT_INCOMPLETE,
+    add_force_argument,
+    add_instrument_arguments,
+    add_judge_flags,
+    announce_skipped_canaries,
+    make_probes,
+    make_transcriber,
+    positive_int,
+)
 
 __all__ = ["register"]
 
@@ -26,10 +36,9 @@ def _items(args: argparse.Namespace) -> list[Any]:
 
 
 def _cmd_redteam(args: argparse.Namespace) -> int:
-    from ..gaming import EXIT_INCOMPLETE, attack_names, redteam
+    from ..gaming import attack_names, redteam
     from ..outputs import claim_directory
     from ._judge_args import judge_from_args
-    from .run import announce_skipped_canaries, make_transcriber
 
     attacks = None
     if args.attacks:
@@ -42,14 +51,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
     judge = judge_from_args(args)
     out = claim_directory(args.out, kind="redteam", force=args.force)
     transcriber = make_transcriber(args.asr)
-    if args.classifiers:
-        from ..probes import with_classifiers
-
-        probes: Any = with_classifiers()
-    else:
-        from ..probes import default_probes
-
-        probes = default_probes()
+    probes = make_probes(classifiers=args.classifiers)
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
     announce_skipped_canaries(args)
     t0 = time.perf_counter()
@@ -79,9 +81,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from ._judge_args import add_judge_arguments
-    from .run import _positive_int
-
+    """Add the ``redteam`` command to the CLI's subparsers."""
     p = sub.add_parser(
         "redteam", help="run the attack catalogue against your instruments",
         description="Run every attack of the catalogue head to head against its base and the "
@@ -97,33 +97,23 @@ def register(sub: Any) -> None:
     p.add_argument("--holdout-salt", default=None, metavar="SALT",
                    help="private salt: the memoriser learns the public part, every duel "
                         "runs on the held-out part")
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items (of each partition used)")
     p.add_argument("--attacks", default=None, metavar="A,B",
                    help="only these attacks (comma-separated names)")
-    add_judge_arguments(p)
-    p.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
-    p.add_argument("--asr", default="none",
-                   help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
-    p.add_argument("--classifiers", action="store_true",
-                   help="add the age/gender/emotion/accent classifier probes")
+    add_judge_flags(p)
+    add_instrument_arguments(p)
     p.add_argument("--out", default="runs/redteam", help="output directory (default "
                    "runs/redteam)")
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true",
                    help="no persistent cache (a temporary one still shares work across duels)")
-    p.add_argument("--workers", type=_positive_int, default=None,
+    p.add_argument("--workers", type=positive_int, default=None,
                    help="worker processes for the analysis (default: all CPUs)")
     p.add_argument("--skip-canaries", action="store_true",
                    help="do not check the probes and the judge against the known-answer "
                         "canaries first (the reports then say they were skipped)")
-    p.add_argument("--force", action="store_true",
-                   help="write into a non-empty --out that vocencebench did not create")
+    add_force_argument(p)
     p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")
     p.set_defaults(func=_cmd_redteam)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from ..cli import main
-
-    sys.exit(main(["redteam", *sys.argv[1:]]))

@@ -1,62 +1,36 @@
-"""``vocencebench run``, ``demo`` and ``report``: the main job from the command line."""
+"""``vocencebench run`` and ``demo``: the main job from the command line.
+
+``demo`` is ``run`` with a preset (:data:`DEMO_RUN`: two offline built-ins, no judge, no ASR,
+the shipped corpus), so both are this module; ``demo --leaderboard`` is the leaderboard demo
+(:func:`vocencebench.board.demo_leaderboard`, as ``leaderboard --demo`` runs it).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
-from ..cli import EXIT_INCOMPLETE
 from ..errors import ConfigError
 from ..schema import INCOMPLETE
+from ._common import (
+    EXIT_INCOMPLETE,
+    add_corpus_arguments,
+    add_force_argument,
+    add_instrument_arguments,
+    announce_skipped_canaries,
+    default_label,
+    load_items,
+    make_probes,
+    make_transcriber,
+    positive_int,
+    run_demo_leaderboard,
+)
+from ._judge_args import JUDGE_FLAGS, add_judge_arguments
 
-__all__ = ["announce_skipped_canaries", "load_items", "make_judge", "make_transcriber",
-           "register"]
-
-
-def make_judge(spec: str | None, *, requests_per_minute: float | None = None) -> Any:
-    """``none`` | ``gemini[:MODEL]`` | ``local:URL#MODEL`` → a judge (or None)."""
-    from .. import specs
-
-    return specs.build("judge", spec, requests_per_minute=requests_per_minute)
-
-
-def make_transcriber(spec: str | None) -> Any:
-    """``none`` | ``whisper[:MODEL]`` | ``openai:URL#MODEL`` | ``pocketsphinx``."""
-    from .. import specs
-
-    return specs.build("transcriber", spec)
-
-
-def load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
-    """The items to run, and what the report should say about their selection."""
-    from ..corpus import load_corpus, split_holdout
-
-    src = args.corpus
-    # The one corpus gate: pin verified, structure validated, before anything runs.
-    items = load_corpus(src)
-    selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
-    if args.holdout_salt:
-        split = split_holdout(items, salt=args.holdout_salt)
-        items = list(split.heldout)
-        # The salt stays private; its digest proves which partition was used.
-        selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
-    if args.limit is not None:
-        items = items[: args.limit]
-        selection["limit"] = args.limit
-    return list(items), selection
-
-
-def _positive_int(text: str) -> int:
-    """argparse type: an integer ≥ 1 (``--workers 0`` must not silently mean "all CPUs")."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
-    return value
+__all__ = ["DEMO_RUN", "DEMO_SYSTEMS", "register"]
 
 
 def _prepare(args: argparse.Namespace) -> dict[str, Any]:
@@ -72,20 +46,13 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     items, selection = load_items(args)
     model_a = parse_system_spec(args.system_a)
     model_b = parse_system_spec(args.system_b)
-    label_a = args.label_a or _default_label(args.system_a)
-    label_b = args.label_b or _default_label(args.system_b)
+    label_a = args.label_a or default_label(args.system_a)
+    label_b = args.label_b or default_label(args.system_b)
     if label_a == label_b:
         label_a, label_b = f"{label_a}-a", f"{label_b}-b"
     judge = judge_from_args(args)
     transcriber = make_transcriber(args.asr)
-    if args.classifiers:
-        from ..probes import with_classifiers
-
-        probes: Any = with_classifiers(quality=args.quality)
-    else:
-        from ..probes import default_probes
-
-        probes = default_probes(quality=args.quality)
+    probes = make_probes(classifiers=args.classifiers, quality=args.quality)
     out = claim_directory(args.out or f"runs/{label_a}-vs-{label_b}", kind="run",
                           force=args.force)
     cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
@@ -134,87 +101,48 @@ def _execute(args: argparse.Namespace) -> int:
     return 0
 
 
-def announce_skipped_canaries(args: argparse.Namespace) -> None:
-    """The stderr line of a command told to skip the canaries (``--skip-canaries``): every
-    command with the flag (run, demo, redteam, leaderboard) announces it with this line."""
-    if getattr(args, "skip_canaries", False):
-        print("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
-              "not checked against known answers", file=sys.stderr)
-
-
-def _default_label(spec: str) -> str:
-    kind, _, rest = spec.partition(":")
-    if not rest:
-        return kind
-    tail = rest.replace("\\", "/").rstrip("/").split("/")[-1].split("#")[-1]
-    return f"{kind}-{tail}"[:40] if tail else kind
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    return _execute(args)
-
-
 #: The systems of ``vocencebench demo`` unless ``--systems`` names others.
 DEMO_SYSTEMS = ("espeak-flat", "espeak-follow")
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from ._judge_args import JUDGE_FLAGS
+#: What ``vocencebench demo`` fixes of a run (the rest are its own flags, as ``run`` reads
+#: them): no judge, no ASR, the acoustic probes, the shipped corpus, one vote, both orders.
+DEMO_RUN: Final[Mapping[str, Any]] = {
+    "asr": "none", "classifiers": False, "judge": "none", **dict.fromkeys(JUDGE_FLAGS),
+    "judge_concurrency": 4, "corpus": "benchmark_v1", "holdout_salt": None, "votes": 1,
+    "no_swap": False, "executor": None, "all_at_once": False, "concurrency_a": None,
+    "concurrency_b": None,
+}
 
+
+def _cmd_demo(args: argparse.Namespace) -> int:
     if args.leaderboard:
         if args.systems:
             raise ConfigError("--leaderboard ranks every offline built-in; drop --systems")
-        from . import leaderboard
-
         # The same code path as `vocencebench leaderboard --demo` (announcements, canaries,
         # exit status).
-        args.demo, args.verify = True, None
-        return leaderboard.run(args)
+        return run_demo_leaderboard(args)
 
     names = tuple(x.strip() for x in (args.systems or ",".join(DEMO_SYSTEMS)).split(","))
     if len(names) != 2 or not all(names) or names[0] == names[1]:
         raise ConfigError(f"--systems needs two different built-in systems A,B, got "
                           f"{args.systems!r} (e.g. hibari,hibari-follow)")
-    args.system_a, args.system_b = names
-    args.label_a, args.label_b = names
-    args.asr, args.classifiers = "none", False
-    args.judge = "none"
-    for flag in JUDGE_FLAGS:
-        setattr(args, flag, None)
-    args.judge_concurrency = 4
-    args.corpus, args.holdout_salt = "benchmark_v1", None
     default_out = "runs/demo" if names == DEMO_SYSTEMS else f"runs/demo-{names[0]}-vs-{names[1]}"
-    args.out = args.out or default_out
-    args.votes, args.no_swap, args.executor, args.all_at_once = 1, False, None, False
-    args.concurrency_a = args.concurrency_b = None
-    return _execute(args)
+    return _execute(argparse.Namespace(**{
+        **vars(args), **DEMO_RUN, "system_a": names[0], "system_b": names[1],
+        "label_a": names[0], "label_b": names[1], "out": args.out or default_out}))
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    from ..report import load_run, save_run, verify_run
-
-    h2h = load_run(args.run)
-    torn = verify_run(args.run)
-    save_run(h2h, args.run)
-    print(h2h.summary())
-    if torn:
-        # run.json is the record; the other files are re-rendered from it, restoring the set.
-        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn)}); "
-              "rewrote them from run.json", file=sys.stderr)
-    print(f"\nreports re-rendered in {args.run}")
-    return 0
-
-
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+def _duel_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags ``run`` and ``demo`` share."""
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
-    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="worker processes for CPU work (default: the CPUs available)")
     p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     p.add_argument("--out", default=None, help="output directory of the run")
-    p.add_argument("--force", action="store_true",
-                   help="write into a non-empty --out that vocencebench did not create")
+    add_force_argument(p)
     p.add_argument("--skip-canaries", action="store_true",
                    help="do not check the probes and the judge against the known-answer "
                         "canaries first (the report then says they were skipped)")
@@ -227,8 +155,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    from ._judge_args import add_judge_arguments
-
+    """Add the ``run`` and ``demo`` commands to the CLI's subparsers."""
     run = sub.add_parser("run", help="benchmark two TTS systems head to head")
     run.add_argument("--system-a", required=True, metavar="SPEC",
                      help="incumbent: espeak-follow | espeak-flat | cmd:TEMPLATE | dir:PATH | "
@@ -236,27 +163,22 @@ def register(sub: Any) -> None:
     run.add_argument("--system-b", required=True, metavar="SPEC", help="challenger (as above)")
     run.add_argument("--label-a", default=None)
     run.add_argument("--label-b", default=None)
-    run.add_argument("--asr", default="none",
-                     help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
-    run.add_argument("--classifiers", action="store_true",
-                     help="add the age/gender/emotion/accent classifier probes")
-    run.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
-    run.add_argument("--holdout-salt", default=None,
-                     help="run on the held-out partition defined by this private salt")
+    add_instrument_arguments(run)
+    add_corpus_arguments(run)
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
-    run.add_argument("--votes", type=_positive_int, default=1, help="judge samples per order")
-    run.add_argument("--concurrency-a", type=_positive_int, default=None, metavar="N",
+    run.add_argument("--votes", type=positive_int, default=1, help="judge samples per order")
+    run.add_argument("--concurrency-a", type=positive_int, default=None, metavar="N",
                      help="requests in flight for system a (HTTP APIs, command lines; "
                           "default: the system's own setting, else 1)")
-    run.add_argument("--concurrency-b", type=_positive_int, default=None, metavar="N",
+    run.add_argument("--concurrency-b", type=positive_int, default=None, metavar="N",
                      help="requests in flight for system b")
     run.add_argument("--all-at-once", action="store_true",
                      help="one judge upload per pair scores every judged dimension")
     run.add_argument("--no-swap", action="store_true",
                      help="judge one order only (faster, position bias not neutralised)")
     add_judge_arguments(run)
-    _common(run)
-    run.set_defaults(func=_cmd_run)
+    _duel_arguments(run)
+    run.set_defaults(func=_execute)
 
     demo = sub.add_parser("demo", help="offline duel: espeak-follow vs espeak-flat")
     demo.add_argument("--systems", default=None, metavar="A,B",
@@ -264,9 +186,5 @@ def register(sub: Any) -> None:
     demo.add_argument("--leaderboard", action="store_true",
                       help="rank every offline built-in instead (espeak-flat, espeak-follow "
                            "and, when installed, hibari, hibari-follow)")
-    _common(demo)
+    _duel_arguments(demo)
     demo.set_defaults(func=_cmd_demo)
-
-    rep = sub.add_parser("report", help="re-render the reports of a saved run")
-    rep.add_argument("run", help="run directory (with run.json)")
-    rep.set_defaults(func=_cmd_report)

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
-from .outputs import atomic_write
-from .schema import dumps_canonical
+from ..charts import svg_open, unit_grid
+from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from ..outputs import atomic_write
+from ..schema import dumps_canonical
 
 if TYPE_CHECKING:
-    from .board import Leaderboard
     from .ranking import Standings
+    from .run import Leaderboard
 
 __all__ = ["render_html", "render_markdown", "render_summary", "save_leaderboard"]
 
@@ -60,7 +61,8 @@ def _cell_text(st: Standings, row: str, col: str) -> tuple[str, str, str]:
 
 def _dimensions(lb: Leaderboard) -> list[str]:
     """The scored dimensions in the order of the leaderboard's own registry (a trait the
-    caller added is laid out where its registry puts it, as report.py does for a run)."""
+    caller added is laid out where its registry puts it, as :mod:`vocencebench.report` does for
+    a run)."""
     have = {d for t in lb.standings.traits.values() for d in t}
     order = list(lb.registry.dimensions())
     return [d for d in order if d in have] + sorted(have - set(order))
@@ -238,14 +240,9 @@ def _interval_svg(st: Standings) -> str:
     left, width, row_h = 150, 560, 26
     names = [s for s in st.systems if st.scores[s] is not None]
     height = len(names) * row_h + 34
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 140}" '
-             f'height="{height}" role="img" aria-label="mean composite per system with its '
-             f'90 % interval">']
-    for k in range(0, 11, 2):
-        x = left + width * k / 10
-        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 22}" stroke="#e5e7eb"/>'
-                     f'<text x="{x}" y="{height - 6}" font-size="10" text-anchor="middle">'
-                     f"{k / 10:.1f}</text>")
+    parts = [svg_open(left + width + 140, height,
+                      "mean composite per system with its 90 % interval"),
+             unit_grid(left, width, height - 22, height - 6)]
     for i, s in enumerate(names):
         sc = st.scores[s]
         assert sc is not None
@@ -269,14 +266,8 @@ def _bars_svg(st: Standings, dims: Sequence[str]) -> str:
     bar_h, gap, left, width = 9, 12, 110, 540
     group = n * bar_h + gap
     height = len(dims) * group + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" '
-             f'height="{height}" role="img" aria-label="mean desirability per dimension and '
-             f'system">']
-    for k in range(0, 11, 2):
-        x = left + width * k / 10
-        parts.append(f'<line x1="{x}" y1="0" x2="{x}" y2="{height - 20}" stroke="#e5e7eb"/>'
-                     f'<text x="{x}" y="{height - 5}" font-size="10" text-anchor="middle">'
-                     f"{k / 10:.1f}</text>")
+    parts = [svg_open(left + width + 60, height, "mean desirability per dimension and system"),
+             unit_grid(left, width, height - 20, height - 5)]
     for i, dim in enumerate(dims):
         y0 = i * group
         parts.append(f'<text x="{left - 6}" y="{y0 + n * bar_h / 2 + 4}" font-size="12" '

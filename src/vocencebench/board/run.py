@@ -1,11 +1,12 @@
 """N systems on one corpus: every system synthesised and analysed once, every pair decided.
 
 :func:`leaderboard` synthesises each system's clips once, then runs each compared pair
-through :func:`vocencebench.compare.compare_models` with ONE cache, so a clip's analysis
+through :func:`vocencebench.compare.benchmark` with ONE cache, so a clip's analysis
 (keyed by the audio's sha256) and a judge verdict (keyed by both clips' sha256) are computed
 once and reused by every pair and every later run. The pure statistics (cells, tiers,
-intervals, Bradley–Terry) are :mod:`vocencebench.ranking`; the files a person reads are
-written by :mod:`vocencebench.board_report`.
+intervals, Bradley–Terry) are :mod:`vocencebench.board.ranking`; the judge plan announced
+before the run is :mod:`vocencebench.board.plan`; the files a person reads are written by
+:mod:`vocencebench.board.report`.
 
 Modes:
 
@@ -21,312 +22,31 @@ cache); removing one changes no other cell (each cell depends on its two systems
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from .cache import Cache, NullCache
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
-from .errors import ConfigError
-from .ranking import PairScores, Standings, pair_order, rank
-from .schema import Item, SampleScore
-from .traits import TRAITS, TraitRegistry
+from ..cache import Cache, NullCache
+from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from ..errors import ConfigError
+from ..schema import Item, SampleScore
+from ..traits import TRAITS, TraitRegistry
+from .cells import PairScores, pair_order
+from .plan import JudgePlan, plan_judge_calls, system_order
+from .ranking import Standings, rank
+from .report import render_summary, save_leaderboard
 
-__all__ = [
-    "JudgePlan",
-    "Leaderboard",
-    "leaderboard",
-    "plan_judge_calls",
-    "standings_from_scores",
-    "verify",
-]
+__all__ = ["LEADERBOARD_KIND", "LEADERBOARD_SCHEMA_VERSION", "Leaderboard", "leaderboard"]
 
-# Cost estimate per judge call (see JudgePlan): tokens per character of prompt text, and the
-# output ceiling the judge's own spend-cap projection assumes.
-_CHARS_PER_TOKEN = 3
-_OUTPUT_TOKENS_PER_CALL = 2048
-# Speaking rate assumed for a clip not yet synthesised (words per second, ≈ 150 wpm).
-_WORDS_PER_SECOND = 2.5
-
-
-# --------------------------------------------------------------------------- judge plan
-
-
-@dataclass(frozen=True)
-class JudgePlan:
-    """What a leaderboard run will ask the judge, before it starts.
-
-    ``total_calls`` = pairs × items × calls per item, calls per item = (1 if all-at-once else
-    the judged dimensions) × orders (2 with the order swap) × votes. It is an upper bound:
-    items where either clip failed, or both fail the ASR gate, are not judged. ``cached_calls``
-    counts single judgements already in the cache (None when it cannot be known cheaply: some
-    clip is not cached yet). ``estimated_cost_usd`` prices ``calls_to_make`` with the
-    backend's price table (None = unknown: no price for the model); each call is estimated at
-    prompt characters / 3 text tokens + 32 audio tokens per second for both clips (their real
-    length when cached, else 2.5 words per second) + 2048 output tokens (a ceiling).
-    """
-
-    mode: str
-    anchor: str | None
-    pairs: tuple[tuple[str, str], ...]
-    items: int
-    dimensions: tuple[str, ...]
-    orders: int
-    votes: int
-    all_at_once: bool
-    judge_model: str | None
-    cached_calls: int | None = None
-    estimated_cost_usd: float | None = None
-    price: str = "unknown"
-
-    @property
-    def calls_per_item(self) -> int:
-        if self.judge_model is None:
-            return 0
-        return (1 if self.all_at_once else len(self.dimensions)) * self.orders * self.votes
-
-    @property
-    def total_calls(self) -> int:
-        return len(self.pairs) * self.items * self.calls_per_item
-
-    @property
-    def calls_to_make(self) -> int:
-        return self.total_calls - (self.cached_calls or 0)
-
-    def describe(self) -> list[str]:
-        """Plain lines: the mode, what it publishes and what the judge will cost."""
-        n_sys = len({s for p in self.pairs for s in p})
-        if self.mode == "anchor":
-            head = (f"MODE: anchor {self.anchor!r} — {len(self.pairs)} pairs (the anchor "
-                    f"against each of the other {n_sys - 1} systems); only the anchor's row and "
-                    "column are decided, every other cell is NOT COMPARED")
-        else:
-            head = (f"MODE: all pairs — {len(self.pairs)} pairs of {n_sys} systems; every "
-                    "cell is decided")
-        lines = [head]
-        if self.judge_model is None:
-            lines.append("judge calls: 0 (no judge; tone and naturalness are not scored)")
-            if self.mode == "anchor":
-                lines.append("note: without a judge, anchor mode saves nothing (probes are "
-                             "shared across pairs); drop --anchor to decide every cell")
-            return lines
-        per = (f"{'1 combined call' if self.all_at_once else f'{len(self.dimensions)} dimensions'}"
-               f" × {self.orders} order{'s' if self.orders > 1 else ''} × {self.votes} "
-               f"vote{'s' if self.votes > 1 else ''}")
-        lines.append(f"judge calls: {self.total_calls} at most = {len(self.pairs)} pairs × "
-                     f"{self.items} items × {per} ({self.judge_model})")
-        if self.cached_calls is None:
-            lines.append("already cached: unknown until every clip is synthesised")
-        else:
-            lines.append(f"already cached: {self.cached_calls}; to make: {self.calls_to_make}")
-        cost = ("unknown (no price for this model)" if self.estimated_cost_usd is None
-                else f"${self.estimated_cost_usd:.2f}")
-        lines.append(f"estimated cost of the calls to make: {cost} [{self.price}]")
-        return lines
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode, "anchor": self.anchor, "pairs": [list(p) for p in self.pairs],
-            "items": self.items, "dimensions": list(self.dimensions), "orders": self.orders,
-            "votes": self.votes, "all_at_once": self.all_at_once,
-            "judge_model": self.judge_model, "calls_per_item": self.calls_per_item,
-            "total_calls": self.total_calls, "cached_calls": self.cached_calls,
-            "calls_to_make": self.calls_to_make,
-            "estimated_cost_usd": self.estimated_cost_usd, "price": self.price,
-        }
-
-
-def _order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
-    names = list(systems)
-    if anchor is None:
-        return tuple(names)
-    if anchor not in names:
-        raise ConfigError(f"--anchor {anchor!r} is not one of the systems: {', '.join(names)}")
-    return (anchor, *(s for s in names if s != anchor))
-
-
-def _cached_clips(items: Sequence[Item], system: Any, store: Any
-                  ) -> list[bytes | None] | None:
-    """The system's clips that are already in ``store`` (None where missing), read through
-    the pipeline's own cache keys; None for a system whose clips are never cached."""
-    from .compare import cached_clips
-
-    if not getattr(system, "cache_clips", True):
-        return None
-    return cached_clips(items, system, store)
-
-
-def _clip_seconds(clip: bytes | None, item: Item) -> float:
-    if clip is not None:
-        from .judge import wav_duration_s
-
-        d = wav_duration_s(clip)
-        if d is not None:
-            return d
-    return max(1.0, len(item.text.split()) / _WORDS_PER_SECOND)
-
-
-def plan_judge_calls(
-    items: Sequence[Item],
-    systems: Mapping[str, Any],
-    judge: Any = None,
-    *,
-    anchor: str | None = None,
-    cache: Cache | str | os.PathLike[str] | None = None,
-    consistent: bool = True,
-    votes: int = 1,
-    all_at_once: bool = False,
-    registry: TraitRegistry = TRAITS,
-) -> JudgePlan:
-    """The :class:`JudgePlan` of a :func:`leaderboard` run (synthesises and calls nothing)."""
-    order = _order(list(systems), anchor)
-    pairs = pair_order(order, anchor)
-    dims = tuple(registry.judged_dimensions())
-    model = getattr(judge, "model", None) if judge is not None else None
-    if judge is not None and model is None:
-        model = type(judge).__name__
-    plan = JudgePlan("anchor" if anchor else "all-pairs", anchor, pairs, len(items), dims,
-                     2 if consistent else 1, votes, all_at_once, model)
-    if judge is None:
-        return plan
-    store, close = _store_for_reading(cache)
-    try:
-        clips = {s: _cached_clips(items, systems[s], store) for s in order} if store else {}
-        cached: int | None = 0
-        prompts: dict[Any, Any] = {}
-        seconds: dict[str, list[float]] = {
-            s: [_clip_seconds((clips.get(s) or [None] * len(items))[k], it)
-                for k, it in enumerate(items)] for s in order}
-        for x, y in pairs:
-            cx, cy = clips.get(x), clips.get(y)
-            if cached is None or cx is None or cy is None or None in cx or None in cy:
-                cached = None
-                continue
-            try:
-                cached += _count_cached(items, cx, cy, judge, store, dims, plan, prompts)
-            except Exception:  # a judge without the usual prompt/key functions: unknown
-                cached = None
-    finally:
-        if close and store is not None:
-            store.close()
-    price, label = _price_of(judge)
-    cost: float | None = None
-    if price is not None:
-        cost = _estimate_cost(items, pairs, seconds, judge, registry, dims, plan, price,
-                              cached)
-    return JudgePlan(plan.mode, anchor, pairs, len(items), dims, plan.orders, votes,
-                     all_at_once, model, cached, cost, label)
-
-
-def _store_for_reading(cache: Any) -> tuple[Any, bool]:
-    if cache is None or isinstance(cache, NullCache):
-        return None, False
-    if isinstance(cache, Cache):
-        return cache, False
-    if not Path(cache).is_file():
-        return None, False
-    return Cache(cache), True
-
-
-def _units(plan: JudgePlan) -> list[tuple[str, int]]:
-    orders = ("ab", "ba")[: plan.orders]
-    return [(o, v) for o in orders for v in range(plan.votes)]
-
-
-def _count_cached(items: Sequence[Item], cx: Sequence[bytes | None],
-                  cy: Sequence[bytes | None], judge: Any, store: Any,
-                  dims: tuple[str, ...], plan: JudgePlan, prompts: dict[Any, Any]) -> int:
-    """Single judgements of one pair already in the cache, keyed exactly as the judge keys
-    them (its own prompt and key functions); 0 when the judge does not expose them."""
-    import hashlib
-
-    from .judge import verdict_cache_key
-
-    prompt_of = getattr(judge, "_prompt", None)
-    if not callable(prompt_of) or not hasattr(judge, "model"):
-        return 0
-    temperature = float(getattr(judge, "temperature", 0.0))
-
-    def key_of(prompt: Any, a: bytes, b: bytes, order: str, vote: int) -> str:
-        # The judge keys a single judgement by the sha256 of each clip as given.
-        return verdict_cache_key(
-            clip_a_sha256=hashlib.sha256(a).hexdigest(),
-            clip_b_sha256=hashlib.sha256(b).hexdigest(), dimensions=prompt.dimensions,
-            order=order, vote=vote, model=judge.model, prompt_version=prompt.version,
-            prompt_sha256=prompt.sha256, temperature=temperature)
-
-    n = 0
-    groups: list[str | tuple[str, ...]] = [dims] if plan.all_at_once else list(dims)
-    for it, a, b in zip(items, cx, cy, strict=True):
-        if a is None or b is None:
-            continue
-        for g in groups:
-            if (it.id, g) not in prompts:
-                prompts[(it.id, g)] = prompt_of(it.text, it.instruction, g, it.category)
-            prompt = prompts[(it.id, g)]
-            for order, vote in _units(plan):
-                if store.get_json("verdicts", key_of(prompt, a, b, order, vote)) is not None:
-                    n += 1
-    return n
-
-
-def _price_of(judge: Any) -> tuple[Any, str]:
-    backend = getattr(judge, "backend", None)
-    price = getattr(backend, "price", None)
-    if price is None:
-        meter = getattr(backend, "_meter", None)
-        price = getattr(meter, "price", None)
-    model = getattr(judge, "model", None)
-    if price is None:
-        from .judge import PRICES
-
-        price = PRICES.get(str(model))
-    if price is None or not hasattr(price, "cost"):
-        return None, f"no price for {model!r}"
-    src = getattr(price, "source", "") or "price table"
-    return price, f"{model} at ${price.input}/M input, ${price.output}/M output tokens, " \
-                  f"{src} as of {getattr(price, 'as_of', '?')}"
-
-
-def _estimate_cost(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
-                   seconds: Mapping[str, Sequence[float]], judge: Any,
-                   registry: TraitRegistry, dims: tuple[str, ...], plan: JudgePlan,
-                   price: Any, cached: int | None) -> float:
-    from .judge import AUDIO_TOKENS_PER_SECOND, CallUsage
-    from .prompts import build_combined_prompt, build_prompt
-
-    groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
-    per_item_pair_cost: list[float] = []
-    for k, it in enumerate(items):
-        chars = []
-        for g in groups:
-            p = (build_combined_prompt(text=it.text, instruction=it.instruction,
-                                       dimensions=g, category=it.category, registry=registry)
-                 if len(g) > 1 else
-                 build_prompt(text=it.text, instruction=it.instruction, dimension=g[0],
-                              category=it.category, registry=registry))
-            chars.append(len(p.system) + len(json.dumps(p.schema))
-                         + sum(len(s) for s in p.parts if isinstance(s, str)))
-        for x, y in pairs:
-            audio = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
-            for c in chars:
-                use = CallUsage(prompt_tokens=c // _CHARS_PER_TOKEN + audio,
-                                output_tokens=_OUTPUT_TOKENS_PER_CALL, audio_tokens=audio)
-                per_item_pair_cost.append(float(price.cost(use)) * len(_units(plan)))
-    total = math.fsum(per_item_pair_cost)
-    if cached and plan.total_calls:
-        total *= plan.calls_to_make / plan.total_calls
-    return total
-
-
-# --------------------------------------------------------------------------- result
+#: ``kind`` of leaderboard.json.
+LEADERBOARD_KIND: Final = "leaderboard"
+#: ``schema_version`` of leaderboard.json: the layout this install writes and reads.
+LEADERBOARD_SCHEMA_VERSION: Final = 1
 
 
 def _slug(name: str) -> str:
@@ -339,7 +59,7 @@ class Leaderboard:
     """A leaderboard run: the standings, every pair's head-to-head and what the run reported.
 
     ``runs`` maps (incumbent, challenger) to the pair's
-    :class:`~vocencebench.compare.Head2Head` (every row, analysis and verdict);
+    :class:`~vocencebench.result.Head2Head` (every row, analysis and verdict);
     ``systems`` maps each name to its system id; ``plan`` is the judge plan announced before
     the run; ``judge_calls`` the calls the judge actually answered (None if not reported);
     ``registry`` the run's traits (the reports lay their dimensions out by it).
@@ -464,7 +184,7 @@ class Leaderboard:
         pair (every pair's record is this one): ``status`` is ``passed``, ``failed``,
         ``skipped`` (``--skip-canaries``) or ``not run`` (no probe and no judge to check);
         ``line`` is the status line; the rest is the record run.json keeps."""
-        from .canaries import status_line
+        from ..canaries import status_line
 
         record = self.metadata.get("canaries")
         if not isinstance(record, Mapping):
@@ -487,8 +207,8 @@ class Leaderboard:
             cell["recompute"] = self.recompute_command(pair)
         layout = "combined" if self.combined_scores() is not None else "per-pair"
         return {
-            "schema_version": 1,
-            "kind": "leaderboard",
+            "schema_version": LEADERBOARD_SCHEMA_VERSION,
+            "kind": LEADERBOARD_KIND,
             "status": self.status(),
             "mode": self.mode,
             "anchor": self.standings.anchor,
@@ -515,15 +235,11 @@ class Leaderboard:
         }
 
     def summary(self) -> str:
-        from .board_report import render_summary
-
         return render_summary(self)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the scores file(s), leaderboard.json, leaderboard.md and leaderboard.html
         (each atomically: a temporary name, then a rename) into ``directory``."""
-        from .board_report import save_leaderboard
-
         return save_leaderboard(self, directory)
 
 
@@ -609,19 +325,19 @@ def leaderboard(
     again; every pair's record is that one); an instrument that fails them raises
     :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the failed checks).
     """
-    from .adapters import check_distinct_identities, system_id
-    from .canaries import preflight, skipped_record, status_line
-    from .compare import benchmark, status_lines
-    from .executor import make_executor
+    from ..adapters import check_distinct_identities, system_id
+    from ..canaries import preflight, skipped_record, status_line
+    from ..compare import benchmark, status_lines
+    from ..executor import make_executor
 
     its = list(items)
     if not its:
         raise ConfigError("the corpus is empty: nothing to rank")
     check_distinct_identities(systems)
-    order = _order(list(systems), anchor)
+    order = system_order(list(systems), anchor)
     pairs = pair_order(order, anchor)
     if isinstance(probes, str) and probes == "default":
-        from .probes import default_probes
+        from ..probes import default_probes
 
         probes = default_probes()
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -724,75 +440,3 @@ def leaderboard(
     return Leaderboard(standings, runs, tuple(it.id for it in its),
                        {s: system_id(systems[s]) for s in order}, plan, meta, judge_calls,
                        registry)
-
-
-# --------------------------------------------------------------------------- published scores
-
-
-def standings_from_scores(
-    path: str | os.PathLike[str],
-    *,
-    systems: Sequence[str] | None = None,
-    anchor: str | None = None,
-    allow_incomplete: bool = False,
-) -> Standings:
-    """Recompute the whole leaderboard from what was published.
-
-    ``path`` is a combined ``scores.jsonl`` (one row per item and system), or a leaderboard
-    output directory (its ``leaderboard.json`` names the order, the mode and the scores file
-    of every pair).
-    """
-    from .scores import read_scores
-
-    p = Path(path)
-    if p.is_dir():
-        doc = _read_board(p)
-        order = [s["name"] for s in doc["systems"]]
-        anc = doc.get("anchor")
-        tables: dict[str, Any] = {}
-        out = []
-        for cell in doc["pairs"]:
-            f = cell["scores_file"]
-            if f not in tables:
-                tables[f] = read_scores(p / f)
-            paired = tables[f].pair(cell["incumbent"], cell["challenger"])
-            out.append(PairScores(paired.incumbent, paired.challenger, paired.items,
-                                  paired.a, paired.b))
-        return rank(order, out, anchor=anc, allow_incomplete=bool(doc.get("allow_incomplete"))
-                    or allow_incomplete)
-    from .ranking import pairs_from_table
-
-    order2, prs = pairs_from_table(read_scores(p), systems, anchor=anchor)
-    return rank(order2, prs, anchor=anchor, allow_incomplete=allow_incomplete)
-
-
-def _read_board(directory: Path) -> dict[str, Any]:
-    f = directory / "leaderboard.json"
-    if not f.is_file():
-        raise ConfigError(f"{directory} is not a leaderboard directory: {f} is missing")
-    try:
-        doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{f} is not valid JSON: {exc}") from exc
-    if doc.get("kind") != "leaderboard" or doc.get("schema_version") != 1:
-        raise ConfigError(f"{f} is not a leaderboard file this vocencebench reads "
-                          "(kind 'leaderboard', schema_version 1)")
-    return doc
-
-
-def verify(directory: str | os.PathLike[str]) -> list[str]:
-    """Recompute every cell of a published leaderboard from its scores file(s) and compare
-    it with ``leaderboard.json``, bit for bit. Returns the mismatches (empty = reproduced)."""
-    p = Path(directory)
-    doc = _read_board(p)
-    st = standings_from_scores(p)
-    problems = []
-    for published, cell in zip(doc["pairs"], st.cells, strict=True):
-        mine = cell.decision.to_dict() if cell.decision is not None else None
-        if published.get("decision") != mine:
-            problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
-                            f"{published.get('winner')}, recomputed {cell.winner}")
-    tiers = [t.to_dict() for t in st.tiers]
-    if doc.get("tiers") != tiers:
-        problems.append(f"tiers: published {doc.get('tiers')}, recomputed {tiers}")
-    return problems

@@ -1,7 +1,7 @@
 """Pure statistics of an N-system leaderboard: pairwise verdicts, tiers, intervals, Bradley–Terry.
 
 Data and seed in, frozen result dataclasses out; nothing here reads audio, a cache or a judge
-(:mod:`vocencebench.board` runs the systems and feeds this module). ``docs/leaderboard.md``
+(:mod:`vocencebench.board.run` runs the systems and feeds this module). ``docs/leaderboard.md``
 states the method; in short:
 
 * **Order and orientation.** A leaderboard has an ordered tuple of systems (the order given;
@@ -37,222 +37,30 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
-from .decide import decide
-from .errors import ConfigError, ScoresError
-from .metrics import bootstrap_ci
-from .schema import Decision
+from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from ..errors import ConfigError
+from ..metrics import bootstrap_ci
+from .bradley_terry import BradleyTerry, bradley_terry
+from .cells import Cell, Outcome, PairScores, check_names, decide_pair, pair_order, reachability
 
 __all__ = [
-    "BT_MAX_ITER",
-    "BT_PRIOR_TIES",
-    "BT_TOLERANCE",
     "INTERVAL_LEVEL",
-    "BradleyTerry",
-    "Cell",
-    "Outcome",
-    "PairScores",
     "Record",
     "Standings",
     "SystemScore",
     "Tier",
-    "bradley_terry",
-    "decide_pair",
-    "item_outcomes",
-    "pair_order",
     "pairs_from_table",
     "pooled_item_scores",
     "rank",
     "system_score",
     "tiers",
+    "trait_means",
 ]
 
 #: Two-sided level of each system's interval: 5th to 95th percentile of the bootstrap means.
 INTERVAL_LEVEL = 0.90
-#: Virtual tied items added to every compared pair in the Bradley–Terry fit.
-BT_PRIOR_TIES = 1.0
-#: The fit stops when no strength changes by more than this fraction in one iteration.
-BT_TOLERANCE = 1e-12
-#: ... or after this many iterations (then ``converged`` is False).
-BT_MAX_ITER = 100_000
-
-#: A cell from one system's point of view.
-Outcome = Literal["win", "loss", "tie", "incomplete", "not compared"]
-
-
-# --------------------------------------------------------------------------- pairs
-
-
-def pair_order(systems: Sequence[str], anchor: str | None = None) -> tuple[tuple[str, str], ...]:
-    """The compared pairs, (incumbent, challenger), in the order they are run and published.
-
-    All pairs: row by row, ``(systems[i], systems[j])`` for i < j. Anchor mode: the anchor
-    (which must be ``systems[0]``) against each other system in order.
-    """
-    _check_names(systems)
-    if anchor is not None:
-        if anchor != systems[0]:
-            raise ConfigError(f"the anchor {anchor!r} must come first in the system order")
-        return tuple((anchor, s) for s in systems[1:])
-    return tuple((systems[i], systems[j]) for i in range(len(systems))
-                 for j in range(i + 1, len(systems)))
-
-
-def _check_names(systems: Sequence[str]) -> None:
-    if len(systems) < 2:
-        raise ConfigError(f"a leaderboard needs at least two systems, got {list(systems)}")
-    for s in systems:
-        if not isinstance(s, str) or not s:
-            raise ConfigError(f"system names must be non-empty strings, got {s!r}")
-    dup = sorted({s for s in systems if list(systems).count(s) > 1})
-    if dup:
-        raise ConfigError(f"duplicate system name(s): {', '.join(dup)}; give each a name")
-
-
-@dataclass(frozen=True)
-class PairScores:
-    """Both systems' composites S ∈ [0, 1] of one compared pair, item by item.
-
-    ``a`` is the incumbent, ``b`` the challenger; position k is ``items[k]``, in pairing order
-    (the corpus order). None marks an incomplete item (an instrument failed); ``incomplete``
-    holds the reasons (``"item: reason"``). ``d_a`` / ``d_b`` optionally carry each row's
-    desirabilities (dimension → d on [0, 1]) for the per-trait means.
-    """
-
-    incumbent: str
-    challenger: str
-    items: tuple[str, ...]
-    a: tuple[float | None, ...]
-    b: tuple[float | None, ...]
-    incomplete: tuple[str, ...] = ()
-    d_a: tuple[Mapping[str, float], ...] = ()
-    d_b: tuple[Mapping[str, float], ...] = ()
-
-    def __post_init__(self) -> None:
-        n = len(self.items)
-        if len(self.a) != n or len(self.b) != n:
-            raise ScoresError(
-                f"{self.incumbent} vs {self.challenger}: {n} items but {len(self.a)} and "
-                f"{len(self.b)} scores"
-            )
-        for dd in (self.d_a, self.d_b):
-            if dd and len(dd) != n:
-                raise ScoresError(f"{self.incumbent} vs {self.challenger}: d rows ≠ items")
-        if self.incumbent == self.challenger:
-            raise ScoresError(f"a pair needs two systems, got {self.incumbent!r} twice")
-
-    @property
-    def complete(self) -> bool:
-        """True when every item has both scores and no instrument failure was reported."""
-        return not self.incomplete and all(
-            x is not None and y is not None for x, y in zip(self.a, self.b, strict=True))
-
-    def complete_positions(self) -> list[int]:
-        """Positions whose two scores are both present."""
-        return [k for k, (x, y) in enumerate(zip(self.a, self.b, strict=True))
-                if x is not None and y is not None]
-
-
-@dataclass(frozen=True)
-class Cell:
-    """The verdict of one compared pair.
-
-    ``decision`` is :func:`vocencebench.decide.decide` on the pair (None when INCOMPLETE);
-    ``incomplete`` says why the pair decides nothing; ``skipped`` counts incomplete items left
-    out under ``allow_incomplete``; ``outcomes`` is (items where a's S is higher, items with
-    equal S, items where b's S is higher) over the items decided on.
-    """
-
-    incumbent: str
-    challenger: str
-    decision: Decision | None
-    incomplete: str | None = None
-    skipped: int = 0
-    outcomes: tuple[int, int, int] = (0, 0, 0)
-
-    @property
-    def winner(self) -> str:
-        """The winning system's name, ``"tie"``, or ``"incomplete"``."""
-        return self.decision.winner if self.decision is not None else "incomplete"
-
-    @property
-    def decided(self) -> bool:
-        return self.decision is not None
-
-    def outcome_for(self, system: str) -> Outcome:
-        """This cell from ``system``'s point of view."""
-        if system not in (self.incumbent, self.challenger):
-            raise ConfigError(f"{system!r} is not in the pair {self.incumbent} vs "
-                              f"{self.challenger}")
-        w = self.winner
-        if w == "incomplete":
-            return "incomplete"
-        if w == "tie":
-            return "tie"
-        return "win" if w == system else "loss"
-
-    def lead_lcb(self, system: str) -> float | None:
-        """LCB of ``system``'s lead over the other (5th percentile of its mean advantage)."""
-        if self.decision is None:
-            return None
-        return self.decision.lcb_reverse if system == self.incumbent else self.decision.lcb
-
-    def margin_for(self, system: str) -> float | None:
-        """The margin ``system``'s lead had to clear: margin(the other system's mean)."""
-        if self.decision is None:
-            return None
-        return self.decision.margin_reverse if system == self.incumbent else self.decision.margin
-
-    def to_dict(self) -> dict[str, Any]:
-        wa, ties, wb = self.outcomes
-        return {
-            "incumbent": self.incumbent,
-            "challenger": self.challenger,
-            "status": "decided" if self.decided else "incomplete",
-            "winner": self.winner,
-            "decision": self.decision.to_dict() if self.decision is not None else None,
-            "incomplete": self.incomplete,
-            "skipped_incomplete_items": self.skipped,
-            "item_outcomes": {"incumbent_higher": wa, "equal": ties, "challenger_higher": wb},
-        }
-
-
-def item_outcomes(a: Sequence[float], b: Sequence[float]) -> tuple[int, int, int]:
-    """(items with a > b, items with a == b exactly, items with b > a)."""
-    wa = sum(1 for x, y in zip(a, b, strict=True) if x > y)
-    wb = sum(1 for x, y in zip(a, b, strict=True) if y > x)
-    return wa, len(a) - wa - wb, wb
-
-
-def decide_pair(
-    pair: PairScores,
-    *,
-    allow_incomplete: bool = False,
-    n_boot: int = BOOTSTRAP_N,
-    seed: int = BOOTSTRAP_SEED,
-) -> Cell:
-    """Decide one pair with the exact rule of :func:`vocencebench.decide.decide`.
-
-    Labels are (incumbent, challenger). A pair with any incomplete item is INCOMPLETE unless
-    ``allow_incomplete``, when it is decided on its complete items only (``skipped`` says how
-    many were left out).
-    """
-    keep = pair.complete_positions()
-    skipped = len(pair.items) - len(keep)
-    if not pair.complete and not allow_incomplete:
-        why = "; ".join(pair.incomplete[:3]) or f"{skipped} item(s) without a score"
-        more = f" (+{len(pair.incomplete) - 3} more)" if len(pair.incomplete) > 3 else ""
-        return Cell(pair.incumbent, pair.challenger, None,
-                    incomplete=f"INCOMPLETE: {why}{more}", skipped=0)
-    if not keep:
-        return Cell(pair.incumbent, pair.challenger, None,
-                    incomplete="INCOMPLETE: no item has both scores", skipped=skipped)
-    a = [float(pair.a[k]) for k in keep]  # type: ignore[arg-type]
-    b = [float(pair.b[k]) for k in keep]  # type: ignore[arg-type]
-    d = decide(a, b, labels=(pair.incumbent, pair.challenger), n_boot=n_boot, seed=seed)
-    return Cell(pair.incumbent, pair.challenger, d, skipped=skipped, outcomes=item_outcomes(a, b))
 
 
 # --------------------------------------------------------------------------- tiers
@@ -272,19 +80,6 @@ class Tier:
         return {"tier": self.rank, "systems": list(self.systems), "cycle": self.cycle}
 
 
-def _reach(n: int, edges: set[tuple[int, int]]) -> list[list[bool]]:
-    r = [[(i, j) in edges for j in range(n)] for i in range(n)]
-    for k in range(n):
-        rk = r[k]
-        for i in range(n):
-            if r[i][k]:
-                ri = r[i]
-                for j in range(n):
-                    if rk[j]:
-                        ri[j] = True
-    return r
-
-
 def tiers(systems: Sequence[str], beats: Iterable[tuple[str, str]]) -> tuple[Tier, ...]:
     """Tiers that respect every verdict: ``beats`` holds (winner, loser) pairs.
 
@@ -296,7 +91,7 @@ def tiers(systems: Sequence[str], beats: Iterable[tuple[str, str]]) -> tuple[Tie
     O(N³) in the number of systems.
     """
     names = list(systems)
-    _check_names(names)
+    check_names(names)
     pos = {s: k for k, s in enumerate(names)}
     edges: set[tuple[int, int]] = set()
     wins = dict.fromkeys(names, 0)
@@ -310,7 +105,7 @@ def tiers(systems: Sequence[str], beats: Iterable[tuple[str, str]]) -> tuple[Tie
         wins[w] += 1
         losses[lo] += 1
     n = len(names)
-    reach = _reach(n, edges)
+    reach = reachability(n, edges)
     comp = [-1] * n
     comps: list[list[int]] = []
     for i in range(n):
@@ -430,131 +225,6 @@ def system_score(
     ci = bootstrap_ci(values, level=INTERVAL_LEVEL, n_boot=n_boot, seed=seed)
     return SystemScore(system, ci.mean, ci.low, ci.high, ci.n, ci.level, ci.n_boot, ci.seed,
                        pairs)
-
-
-# --------------------------------------------------------------------------- Bradley–Terry
-
-
-@dataclass(frozen=True)
-class BradleyTerry:
-    """A Bradley–Terry summary (NOT the verdict) of the per-item outcomes of decided pairs.
-
-    ``strength`` p_i > 0 normalised to mean 1 (P(i beats j) = p_i / (p_i + p_j));
-    ``log_strength`` ln p_i − mean ln p (natural log; × 400 / ln 10 for an Elo-like scale).
-    ``note`` says why nothing was fitted (then both maps are empty).
-    """
-
-    systems: tuple[str, ...]
-    strength: dict[str, float]
-    log_strength: dict[str, float]
-    iterations: int
-    converged: bool
-    items: int
-    prior_ties: float = BT_PRIOR_TIES
-    tolerance: float = BT_TOLERANCE
-    note: str | None = None
-
-    def p_beats(self, x: str, y: str) -> float:
-        """Fitted probability that ``x``'s clip is preferred to ``y``'s on an item."""
-        px, py = self.strength[x], self.strength[y]
-        return px / (px + py)
-
-    def order(self) -> tuple[str, ...]:
-        """Systems by fitted strength, strongest first (ties by leaderboard order)."""
-        return tuple(sorted(self.strength, key=lambda s: (-self.strength[s],
-                                                          self.systems.index(s))))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": "Bradley–Terry summary of per-item outcomes — NOT the verdict; "
-                     "the tiers and the pairwise cells are",
-            "model": "ties count half a win to each side; one virtual tied item per "
-                     "compared pair; MM iteration (Hunter 2004), exact sums",
-            "systems": list(self.systems),
-            "strength": self.strength,
-            "log_strength": self.log_strength,
-            "order": list(self.order()) if self.strength else [],
-            "iterations": self.iterations,
-            "converged": self.converged,
-            "items": self.items,
-            "prior_ties": self.prior_ties,
-            "tolerance": self.tolerance,
-            "note": self.note,
-        }
-
-
-def bradley_terry(
-    systems: Sequence[str],
-    outcomes: Mapping[tuple[str, str], tuple[int, int, int]],
-    *,
-    prior_ties: float = BT_PRIOR_TIES,
-    tolerance: float = BT_TOLERANCE,
-    max_iter: int = BT_MAX_ITER,
-) -> BradleyTerry:
-    """Fit Bradley–Terry strengths to per-item outcomes.
-
-    ``outcomes[(x, y)] = (items x won, tied items, items y won)`` for each compared pair.
-    Each side of a pair is credited ``wins + ties / 2 + prior_ties / 2``; the MM update
-    ``p_i ← W_i / Σ_j n_ij / (p_i + p_j)`` (all systems at once, sums with ``math.fsum``, then
-    rescaled to mean 1) runs until no p_i changes by more than ``tolerance`` (relative) or
-    ``max_iter`` iterations. Deterministic: no randomness, a fixed evaluation order, and no
-    transcendental function before the final ``log_strength``.
-    """
-    names = list(systems)
-    _check_names(names)
-    if prior_ties < 0 or not math.isfinite(prior_ties):
-        raise ConfigError(f"prior_ties must be a finite number ≥ 0, got {prior_ties}")
-    pos = {s: k for k, s in enumerate(names)}
-    n = len(names)
-    w = [[0.0] * n for _ in range(n)]
-    linked: set[tuple[int, int]] = set()
-    total = 0
-    for (x, y), (wx, t, wy) in outcomes.items():
-        if x not in pos or y not in pos or x == y:
-            raise ConfigError(f"bad pair ({x!r}, {y!r}) for the Bradley–Terry fit")
-        if min(wx, t, wy) < 0:
-            raise ConfigError(f"negative outcome counts for {x} vs {y}")
-        i, j = pos[x], pos[y]
-        w[i][j] += wx + t / 2 + prior_ties / 2
-        w[j][i] += wy + t / 2 + prior_ties / 2
-        total += wx + t + wy
-        if w[i][j] + w[j][i] > 0:
-            linked.add((min(i, j), max(i, j)))
-
-    def empty(note: str) -> BradleyTerry:
-        return BradleyTerry(tuple(names), {}, {}, 0, False, total, prior_ties, tolerance, note)
-
-    # Finite strengths need every system reachable from every other through positive wins.
-    both_ways = linked | {(j, i) for i, j in linked}
-    if not all(_reach(n, both_ways)[0][j] for j in range(1, n)):
-        return empty("not fitted: the compared pairs do not connect every system")
-    positive = {(i, j) for i in range(n) for j in range(n) if i != j and w[i][j] > 0}
-    reach = _reach(n, positive)
-    if not all(reach[i][j] for i in range(n) for j in range(n) if i != j):
-        return empty("not fitted: a group of systems never loses an item to the rest, so "
-                     "its strength is infinite; use prior_ties > 0")
-    nbrs = [[j for j in range(n) if j != i and w[i][j] + w[j][i] > 0] for i in range(n)]
-    wins_tot = [math.fsum(w[i]) for i in range(n)]
-    p = [1.0] * n
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        new = [wins_tot[i] / math.fsum((w[i][j] + w[j][i]) / (p[i] + p[j]) for j in nbrs[i])
-               for i in range(n)]
-        scale = n / math.fsum(new)
-        new = [v * scale for v in new]
-        change = max(abs(v / q - 1.0) for v, q in zip(new, p, strict=True))
-        p = new
-        if change <= tolerance:
-            converged = True
-            break
-    logs = [math.log(v) for v in p]
-    mean_log = math.fsum(logs) / n
-    return BradleyTerry(
-        tuple(names), {s: p[k] for k, s in enumerate(names)},
-        {s: logs[k] - mean_log for k, s in enumerate(names)},
-        it, converged, total, prior_ties, tolerance, None,
-    )
 
 
 # --------------------------------------------------------------------------- standings

@@ -1,0 +1,300 @@
+"""What a leaderboard run will ask the judge, before it starts: :class:`JudgePlan`.
+
+:func:`plan_judge_calls` counts the judge calls of a :func:`vocencebench.board.leaderboard`
+run (pairs × items × calls per item), how many are already in the cache (keyed exactly as the
+judge keys them) and what the rest will cost (USD, from the backend's price table). It
+synthesises nothing and calls nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cache import Cache, NullCache
+from ..errors import ConfigError
+from ..schema import Item
+from ..traits import TRAITS, TraitRegistry
+from .cells import pair_order
+
+__all__ = ["JudgePlan", "plan_judge_calls", "system_order"]
+
+# Cost estimate per judge call (see JudgePlan): tokens per character of prompt text, and the
+# output ceiling the judge's own spend-cap projection assumes.
+_CHARS_PER_TOKEN = 3
+_OUTPUT_TOKENS_PER_CALL = 2048
+# Speaking rate assumed for a clip not yet synthesised (words per second, ≈ 150 wpm).
+_WORDS_PER_SECOND = 2.5
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What a leaderboard run will ask the judge, before it starts.
+
+    ``total_calls`` = pairs × items × calls per item, calls per item = (1 if all-at-once else
+    the judged dimensions) × orders (2 with the order swap) × votes. It is an upper bound:
+    items where either clip failed, or both fail the ASR gate, are not judged. ``cached_calls``
+    counts single judgements already in the cache (None when it cannot be known cheaply: some
+    clip is not cached yet). ``estimated_cost_usd`` prices ``calls_to_make`` with the
+    backend's price table (None = unknown: no price for the model); each call is estimated at
+    prompt characters / 3 text tokens + 32 audio tokens per second for both clips (their real
+    length when cached, else 2.5 words per second) + 2048 output tokens (a ceiling).
+    """
+
+    mode: str
+    anchor: str | None
+    pairs: tuple[tuple[str, str], ...]
+    items: int
+    dimensions: tuple[str, ...]
+    orders: int
+    votes: int
+    all_at_once: bool
+    judge_model: str | None
+    cached_calls: int | None = None
+    estimated_cost_usd: float | None = None
+    price: str = "unknown"
+
+    @property
+    def calls_per_item(self) -> int:
+        if self.judge_model is None:
+            return 0
+        return (1 if self.all_at_once else len(self.dimensions)) * self.orders * self.votes
+
+    @property
+    def total_calls(self) -> int:
+        return len(self.pairs) * self.items * self.calls_per_item
+
+    @property
+    def calls_to_make(self) -> int:
+        return self.total_calls - (self.cached_calls or 0)
+
+    def describe(self) -> list[str]:
+        """Plain lines: the mode, what it publishes and what the judge will cost."""
+        n_sys = len({s for p in self.pairs for s in p})
+        if self.mode == "anchor":
+            head = (f"MODE: anchor {self.anchor!r} — {len(self.pairs)} pairs (the anchor "
+                    f"against each of the other {n_sys - 1} systems); only the anchor's row and "
+                    "column are decided, every other cell is NOT COMPARED")
+        else:
+            head = (f"MODE: all pairs — {len(self.pairs)} pairs of {n_sys} systems; every "
+                    "cell is decided")
+        lines = [head]
+        if self.judge_model is None:
+            lines.append("judge calls: 0 (no judge; tone and naturalness are not scored)")
+            if self.mode == "anchor":
+                lines.append("note: without a judge, anchor mode saves nothing (probes are "
+                             "shared across pairs); drop --anchor to decide every cell")
+            return lines
+        per = (f"{'1 combined call' if self.all_at_once else f'{len(self.dimensions)} dimensions'}"
+               f" × {self.orders} order{'s' if self.orders > 1 else ''} × {self.votes} "
+               f"vote{'s' if self.votes > 1 else ''}")
+        lines.append(f"judge calls: {self.total_calls} at most = {len(self.pairs)} pairs × "
+                     f"{self.items} items × {per} ({self.judge_model})")
+        if self.cached_calls is None:
+            lines.append("already cached: unknown until every clip is synthesised")
+        else:
+            lines.append(f"already cached: {self.cached_calls}; to make: {self.calls_to_make}")
+        cost = ("unknown (no price for this model)" if self.estimated_cost_usd is None
+                else f"${self.estimated_cost_usd:.2f}")
+        lines.append(f"estimated cost of the calls to make: {cost} [{self.price}]")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "anchor": self.anchor, "pairs": [list(p) for p in self.pairs],
+            "items": self.items, "dimensions": list(self.dimensions), "orders": self.orders,
+            "votes": self.votes, "all_at_once": self.all_at_once,
+            "judge_model": self.judge_model, "calls_per_item": self.calls_per_item,
+            "total_calls": self.total_calls, "cached_calls": self.cached_calls,
+            "calls_to_make": self.calls_to_make,
+            "estimated_cost_usd": self.estimated_cost_usd, "price": self.price,
+        }
+
+
+def system_order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
+    """The leaderboard order: ``systems`` as given, with ``anchor`` (if any) moved first."""
+    names = list(systems)
+    if anchor is None:
+        return tuple(names)
+    if anchor not in names:
+        raise ConfigError(f"--anchor {anchor!r} is not one of the systems: {', '.join(names)}")
+    return (anchor, *(s for s in names if s != anchor))
+
+
+def _cached_clips(items: Sequence[Item], system: Any, store: Any
+                  ) -> list[bytes | None] | None:
+    """The system's clips that are already in ``store`` (None where missing), read through
+    the pipeline's own cache keys; None for a system whose clips are never cached."""
+    from ..compare import cached_clips
+
+    if not getattr(system, "cache_clips", True):
+        return None
+    return cached_clips(items, system, store)
+
+
+def _clip_seconds(clip: bytes | None, item: Item) -> float:
+    if clip is not None:
+        from ..judge import wav_duration_s
+
+        d = wav_duration_s(clip)
+        if d is not None:
+            return d
+    return max(1.0, len(item.text.split()) / _WORDS_PER_SECOND)
+
+
+def plan_judge_calls(
+    items: Sequence[Item],
+    systems: Mapping[str, Any],
+    judge: Any = None,
+    *,
+    anchor: str | None = None,
+    cache: Cache | str | os.PathLike[str] | None = None,
+    consistent: bool = True,
+    votes: int = 1,
+    all_at_once: bool = False,
+    registry: TraitRegistry = TRAITS,
+) -> JudgePlan:
+    """The :class:`JudgePlan` of a :func:`leaderboard` run (synthesises and calls nothing)."""
+    order = system_order(list(systems), anchor)
+    pairs = pair_order(order, anchor)
+    dims = tuple(registry.judged_dimensions())
+    model = getattr(judge, "model", None) if judge is not None else None
+    if judge is not None and model is None:
+        model = type(judge).__name__
+    plan = JudgePlan("anchor" if anchor else "all-pairs", anchor, pairs, len(items), dims,
+                     2 if consistent else 1, votes, all_at_once, model)
+    if judge is None:
+        return plan
+    store, close = _store_for_reading(cache)
+    try:
+        clips = {s: _cached_clips(items, systems[s], store) for s in order} if store else {}
+        cached: int | None = 0
+        prompts: dict[Any, Any] = {}
+        seconds: dict[str, list[float]] = {
+            s: [_clip_seconds((clips.get(s) or [None] * len(items))[k], it)
+                for k, it in enumerate(items)] for s in order}
+        for x, y in pairs:
+            cx, cy = clips.get(x), clips.get(y)
+            if cached is None or cx is None or cy is None or None in cx or None in cy:
+                cached = None
+                continue
+            try:
+                cached += _count_cached(items, cx, cy, judge, store, dims, plan, prompts)
+            except Exception:  # a judge without the usual prompt/key functions: unknown
+                cached = None
+    finally:
+        if close and store is not None:
+            store.close()
+    price, label = _price_of(judge)
+    cost: float | None = None
+    if price is not None:
+        cost = _estimate_cost(items, pairs, seconds, judge, registry, dims, plan, price,
+                              cached)
+    return JudgePlan(plan.mode, anchor, pairs, len(items), dims, plan.orders, votes,
+                     all_at_once, model, cached, cost, label)
+
+
+def _store_for_reading(cache: Any) -> tuple[Any, bool]:
+    if cache is None or isinstance(cache, NullCache):
+        return None, False
+    if isinstance(cache, Cache):
+        return cache, False
+    if not Path(cache).is_file():
+        return None, False
+    return Cache(cache), True
+
+
+def _units(plan: JudgePlan) -> list[tuple[str, int]]:
+    orders = ("ab", "ba")[: plan.orders]
+    return [(o, v) for o in orders for v in range(plan.votes)]
+
+
+def _count_cached(items: Sequence[Item], cx: Sequence[bytes | None],
+                  cy: Sequence[bytes | None], judge: Any, store: Any,
+                  dims: tuple[str, ...], plan: JudgePlan, prompts: dict[Any, Any]) -> int:
+    """Single judgements of one pair already in the cache, keyed exactly as the judge keys
+    them (its own prompt and key functions); 0 when the judge does not expose them."""
+    import hashlib
+
+    from ..judge import verdict_cache_key
+
+    prompt_of = getattr(judge, "_prompt", None)
+    if not callable(prompt_of) or not hasattr(judge, "model"):
+        return 0
+    temperature = float(getattr(judge, "temperature", 0.0))
+
+    def key_of(prompt: Any, a: bytes, b: bytes, order: str, vote: int) -> str:
+        # The judge keys a single judgement by the sha256 of each clip as given.
+        return verdict_cache_key(
+            clip_a_sha256=hashlib.sha256(a).hexdigest(),
+            clip_b_sha256=hashlib.sha256(b).hexdigest(), dimensions=prompt.dimensions,
+            order=order, vote=vote, model=judge.model, prompt_version=prompt.version,
+            prompt_sha256=prompt.sha256, temperature=temperature)
+
+    n = 0
+    groups: list[str | tuple[str, ...]] = [dims] if plan.all_at_once else list(dims)
+    for it, a, b in zip(items, cx, cy, strict=True):
+        if a is None or b is None:
+            continue
+        for g in groups:
+            if (it.id, g) not in prompts:
+                prompts[(it.id, g)] = prompt_of(it.text, it.instruction, g, it.category)
+            prompt = prompts[(it.id, g)]
+            for order, vote in _units(plan):
+                if store.get_json("verdicts", key_of(prompt, a, b, order, vote)) is not None:
+                    n += 1
+    return n
+
+
+def _price_of(judge: Any) -> tuple[Any, str]:
+    backend = getattr(judge, "backend", None)
+    price = getattr(backend, "price", None)
+    if price is None:
+        meter = getattr(backend, "_meter", None)
+        price = getattr(meter, "price", None)
+    model = getattr(judge, "model", None)
+    if price is None:
+        from ..judge import PRICES
+
+        price = PRICES.get(str(model))
+    if price is None or not hasattr(price, "cost"):
+        return None, f"no price for {model!r}"
+    src = getattr(price, "source", "") or "price table"
+    return price, f"{model} at ${price.input}/M input, ${price.output}/M output tokens, " \
+                  f"{src} as of {getattr(price, 'as_of', '?')}"
+
+
+def _estimate_cost(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
+                   seconds: Mapping[str, Sequence[float]], judge: Any,
+                   registry: TraitRegistry, dims: tuple[str, ...], plan: JudgePlan,
+                   price: Any, cached: int | None) -> float:
+    from ..judge import AUDIO_TOKENS_PER_SECOND, CallUsage
+    from ..prompts import build_combined_prompt, build_prompt
+
+    groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
+    per_item_pair_cost: list[float] = []
+    for k, it in enumerate(items):
+        chars = []
+        for g in groups:
+            p = (build_combined_prompt(text=it.text, instruction=it.instruction,
+                                       dimensions=g, category=it.category, registry=registry)
+                 if len(g) > 1 else
+                 build_prompt(text=it.text, instruction=it.instruction, dimension=g[0],
+                              category=it.category, registry=registry))
+            chars.append(len(p.system) + len(json.dumps(p.schema))
+                         + sum(len(s) for s in p.parts if isinstance(s, str)))
+        for x, y in pairs:
+            audio = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
+            for c in chars:
+                use = CallUsage(prompt_tokens=c // _CHARS_PER_TOKEN + audio,
+                                output_tokens=_OUTPUT_TOKENS_PER_CALL, audio_tokens=audio)
+                per_item_pair_cost.append(float(price.cost(use)) * len(_units(plan)))
+    total = math.fsum(per_item_pair_cost)
+    if cached and plan.total_calls:
+        total *= plan.calls_to_make / plan.total_calls
+    return total

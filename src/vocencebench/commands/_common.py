@@ -1,0 +1,184 @@
+"""What the command modules share: exit statuses, argument types and flags, the corpus gate,
+the components a spec names, and the offline leaderboard demo (two commands run it).
+
+Every command module imports from here and from the library, never from another command
+module; :mod:`vocencebench.cli` assembles the commands and imports the exit statuses from
+here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Final
+
+from ..errors import CanaryError
+
+__all__ = [
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
+    "EXIT_MISMATCH",
+    "EXIT_USAGE",
+    "add_corpus_arguments",
+    "add_force_argument",
+    "add_instrument_arguments",
+    "add_judge_flags",
+    "announce_skipped_canaries",
+    "default_label",
+    "err",
+    "load_items",
+    "make_probes",
+    "make_transcriber",
+    "positive_int",
+    "run_demo_leaderboard",
+]
+
+#: Exit status when ``leaderboard --verify`` finds a cell that does not reproduce.
+EXIT_MISMATCH: Final = 1
+#: Exit status for an error the user can fix (bad file, bad option, failed component).
+EXIT_USAGE: Final = 2
+#: Exit status of a run whose verdict is INCOMPLETE (an instrument failed on some items), of
+#: a leaderboard with an INCOMPLETE pair, and of a command stopped because an instrument
+#: failed its known-answer canaries (before anything was synthesised).
+EXIT_INCOMPLETE: Final = 3
+#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT).
+EXIT_INTERRUPTED: Final = 130
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (``--workers 0`` must not silently mean "all CPUs")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+    return value
+
+
+def add_judge_flags(p: argparse.ArgumentParser) -> None:
+    """The shared judge flags (:func:`~vocencebench.commands._judge_args.add_judge_arguments`)
+    and ``--votes``."""
+    from ._judge_args import add_judge_arguments
+
+    add_judge_arguments(p)
+    p.add_argument("--votes", type=positive_int, default=1, help="judge samples per order")
+
+
+def add_instrument_arguments(p: argparse.ArgumentParser) -> None:
+    """``--asr`` (the gate's transcriber) and ``--classifiers``."""
+    p.add_argument("--asr", default="none",
+                   help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
+    p.add_argument("--classifiers", action="store_true",
+                   help="add the age/gender/emotion/accent classifier probes")
+
+
+def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    """``--corpus`` and ``--holdout-salt`` (read by :func:`load_items`)."""
+    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    p.add_argument("--holdout-salt", default=None,
+                   help="run on the held-out partition defined by this private salt")
+
+
+def add_force_argument(p: argparse.ArgumentParser) -> None:
+    """``--force``: write into a directory that is not ours (:func:`~vocencebench.outputs.
+    claim_directory`)."""
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out that vocencebench did not create")
+
+
+def default_label(spec: str) -> str:
+    """The name ``run`` gives a system spec: a built-in is its own label, ``kind:…/last``
+    becomes ``kind-last`` (40 characters at most)."""
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        return kind
+    tail = rest.replace("\\", "/").rstrip("/").split("/")[-1].split("#")[-1]
+    return f"{kind}-{tail}"[:40] if tail else kind
+
+
+# ----------------------------------------------------------------------------- components
+
+
+def load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """The items to run (``--corpus``, ``--holdout-salt``, ``--limit``), and what the report
+    should say about their selection."""
+    from ..corpus import load_corpus, split_holdout
+
+    src = args.corpus
+    # The one corpus gate: pin verified, structure validated, before anything runs.
+    items = load_corpus(src)
+    selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
+    if args.holdout_salt:
+        split = split_holdout(items, salt=args.holdout_salt)
+        items = list(split.heldout)
+        # The salt stays private; its digest proves which partition was used.
+        selection["holdout"] = {"salt_sha256": split.salt_digest, "items": len(items)}
+    if args.limit is not None:
+        items = items[: args.limit]
+        selection["limit"] = args.limit
+    return list(items), selection
+
+
+def make_transcriber(spec: str | None) -> Any:
+    """``none`` | ``whisper[:MODEL]`` | ``openai:URL#MODEL`` | ``pocketsphinx``."""
+    from .. import specs
+
+    return specs.build("transcriber", spec)
+
+
+def make_probes(*, classifiers: bool, quality: bool = False) -> Any:
+    """The acoustic probes, plus the classifier probes with ``--classifiers``; ``quality``
+    adds the DNSMOS diagnostic."""
+    if classifiers:
+        from ..probes import with_classifiers
+
+        return with_classifiers(quality=quality)
+    from ..probes import default_probes
+
+    return default_probes(quality=quality)
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def err(line: str) -> None:
+    """One line on standard error."""
+    print(line, file=sys.stderr)
+
+
+def announce_skipped_canaries(args: argparse.Namespace) -> None:
+    """The stderr line of a command told to skip the canaries (``--skip-canaries``): every
+    command with the flag (run, demo, redteam, leaderboard) announces it with this line."""
+    if getattr(args, "skip_canaries", False):
+        err("vocencebench: CANARIES SKIPPED (--skip-canaries): the probes and the judge are "
+            "not checked against known answers")
+
+
+# ----------------------------------------------------------------------------- the board demo
+
+
+def run_demo_leaderboard(args: argparse.Namespace) -> int:
+    """``leaderboard --demo`` and ``demo --leaderboard``: :func:`vocencebench.board.
+    demo_leaderboard` into ``--out`` (default ``runs/demo-leaderboard``), its summary printed.
+    Exit 0, or :data:`EXIT_INCOMPLETE` for an INCOMPLETE pair or failed canaries."""
+    from ..board import demo_leaderboard
+    from ..outputs import claim_directory
+
+    out = args.out or "runs/demo-leaderboard"
+    try:
+        claim_directory(out, kind="leaderboard", force=args.force)
+        announce_skipped_canaries(args)
+        lb = demo_leaderboard(out=out, limit=args.limit, workers=args.workers,
+                              cache=args.cache, no_cache=args.no_cache,
+                              progress=not args.quiet and sys.stderr.isatty(),
+                              announce=None if args.quiet else err,
+                              canaries=not args.skip_canaries)
+    except CanaryError as exc:  # raised before any clip: nothing to rank, the reason says why
+        err(f"vocencebench leaderboard: INCOMPLETE: {exc}")
+        return EXIT_INCOMPLETE
+    print(lb.summary())
+    return 0 if lb.complete else EXIT_INCOMPLETE
