@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..charts import svg_open
 from ..errors import ConfigError
 from ._verdict import DEFENDED, NOT_TESTED, VULNERABLE, AttackRow, Duel
 
@@ -280,9 +281,8 @@ def _lcb_svg(r: RedteamResult) -> str:
     left, width, bar = 300, 600, 14
     height = len(duels) * (bar + 4) + 40
     mid = left + width / 2
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" '
-             f'height="{height}" role="img" aria-label="LCB of the attacker\'s advantage '
-             f'minus the margin, per duel">',
+    parts = [svg_open(left + width + 20, height,
+                      "LCB of the attacker's advantage minus the margin, per duel"),
              f'<line x1="{mid}" y1="0" x2="{mid}" y2="{height - 24}" stroke="#111827"/>',
              f'<text x="{mid}" y="{height - 8}" font-size="11" text-anchor="middle">'
              f'0 = LCB at the margin (right: the attacker wins; ±{span:.2f} at the edges)'
