@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from vocencebench import canaries
 from vocencebench.canaries import CanaryCheck, CanaryReport
+from vocencebench.canaries import _run as canary_run
 from vocencebench.errors import CanaryError
 
 #: The failed check of :func:`failing_canaries`, named in the error the command stops with.
@@ -29,9 +29,10 @@ def _report(passed: bool) -> CanaryReport:
 
 
 def fake_canaries(monkeypatch: pytest.MonkeyPatch, *, passed: bool) -> list[dict[str, Any]]:
-    """Replace :func:`vocencebench.canaries.run_canaries` (what every preflight calls) with
-    one that passes or fails :data:`FAILED_CHECK` as ``run_canaries`` does (strict: a
-    :class:`CanaryError` carrying the report). Returns the list of the calls' arguments."""
+    """Replace :func:`vocencebench.canaries.run_canaries`, where every preflight calls it
+    (``vocencebench.canaries._run``), with one that passes or fails :data:`FAILED_CHECK` as
+    ``run_canaries`` does (strict: a :class:`CanaryError` carrying the report). Returns the
+    list of the calls' arguments."""
     calls: list[dict[str, Any]] = []
 
     def run_canaries(**kw: Any) -> CanaryReport:
@@ -41,7 +42,7 @@ def fake_canaries(monkeypatch: pytest.MonkeyPatch, *, passed: bool) -> list[dict
             raise CanaryError(report.error_message(), report=report)
         return report
 
-    monkeypatch.setattr(canaries, "run_canaries", run_canaries)
+    monkeypatch.setattr(canary_run, "run_canaries", run_canaries)
     return calls
 
 

@@ -322,12 +322,9 @@ def test_a_judge_server_answering_401_stops_the_run_after_its_first_calls(tmp_pa
 
 
 def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-    import types
-
+    from vocencebench.canaries import _run as canary_run
     from vocencebench.errors import InstrumentError
 
-    fake = types.ModuleType("vocencebench.canaries")
     verdict: dict[str, Any] = {"fail": True}
 
     class Report:
@@ -342,10 +339,8 @@ def test_failed_canaries_stop_the_run_before_any_item(monkeypatch: pytest.Monkey
             raise InstrumentError("the gender probe calls the man's clip female", fatal=True)
         return Report()
 
-    fake.run_canaries = run_canaries  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "vocencebench.canaries", fake)
-    # `from . import canaries` reads the package attribute once the real module was imported.
-    monkeypatch.setattr(vb, "canaries", fake, raising=False)
+    # Where every run's preflight calls it.
+    monkeypatch.setattr(canary_run, "run_canaries", run_canaries)
     calls: list[str] = []
     a, b = _systems()
 

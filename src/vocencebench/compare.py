@@ -27,6 +27,7 @@ from ._pipeline.engine import DEFAULT_WINDOW, Engine, RunOptions
 from ._pipeline.stages import check_component
 from .adapters import SystemHooks, check_distinct_identities, system_hooks
 from .cache import Cache, NullCache, clip_key
+from .canaries import canary_status, run_preflight
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
 from .constants import PACKAGE_VERSION as __version__
 from .errors import ConfigError, SynthesisError
@@ -257,7 +258,7 @@ def _run(
         canary_meta: dict[str, Any] = {"ran": False}
 
         def preflight() -> None:
-            _run_canaries(probes, run_judge, store, reg, canary_meta)
+            run_preflight(probes, run_judge, store, reg, canary_meta)
 
         engine = Engine(
             items, systems, hooks,
@@ -280,7 +281,7 @@ def _run(
         meta["canaries"] = canary_meta if canaries else {"ran": False, "skipped": True}
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
-        meta["status"].append(_canary_status(canary_meta if canaries else None))
+        meta["status"].append(canary_status(canary_meta if canaries else None))
         if engine.notes:  # work that did not run where the executor would have run it
             meta["status"].extend(engine.notes)
             meta["executor"]["notes"] = list(engine.notes)
@@ -299,76 +300,6 @@ def _run(
             shutil.rmtree(scratch_dir, ignore_errors=True)
         if own_store:
             store.close()
-
-
-def _run_canaries(probes: ProbeSuite | None, judge: PairJudge | None, store: Cache,
-                  registry: TraitRegistry, out: dict[str, Any]) -> None:
-    """The known-answer canaries (:mod:`vocencebench.canaries`) on the run's probes and judge,
-    before any item; a failure raises (the engine turns it into the run's stop reason)."""
-    from . import canaries as canary_mod
-    from .judge import Judge
-    from .probes import ProbeSet
-
-    # The canaries know the shipped instruments; another implementation of the protocols is
-    # named as unchecked (in the status line), never reported as passed.
-    unchecked = [f"{what} {type(obj).__name__}" for what, obj, kind in
-                 (("probes", probes, ProbeSet), ("judge", judge, Judge))
-                 if obj is not None and not isinstance(obj, kind)]
-    if unchecked:
-        out["unchecked"] = unchecked
-    known_probes = probes if isinstance(probes, ProbeSet) else None
-    known_judge = judge if isinstance(judge, Judge) else None
-    if known_probes is None and known_judge is None:
-        out.update(ran=False, unavailable="no probe and no judge to check" if not unchecked
-                   else f"{' and '.join(unchecked)} cannot be checked (the canaries know "
-                        "vocencebench's ProbeSet and Judge)")
-        return
-    cache = None if isinstance(store, NullCache) else store
-    try:
-        report = canary_mod.run_canaries(probes=known_probes, judge=known_judge, cache=cache,
-                                         registry=registry)
-    except Exception as exc:
-        out.update(ran=True, passed=False, report=_report_dict(getattr(exc, "report", None)))
-        raise
-    out.update(ran=True, passed=bool(getattr(report, "passed", True)),
-               report=_report_dict(report))
-
-
-def _canary_status(meta: Mapping[str, Any] | None) -> str:
-    """The status line of the canaries: what they checked, or that they did not run."""
-    if meta is None:
-        return ("CANARIES SKIPPED: the probes and the judge were not checked against known "
-                "answers before this run")
-    if not meta.get("ran"):
-        return f"CANARIES NOT RUN: {meta.get('unavailable', 'no instrument to check')}"
-    report = meta.get("report") if isinstance(meta.get("report"), Mapping) else {}
-    assert isinstance(report, Mapping)
-    checks = report.get("checks")
-    required = ([c for c in checks if isinstance(c, Mapping) and c.get("required")]
-                if isinstance(checks, list) else [])
-    passed = sum(bool(c.get("passed")) for c in required)
-    what = ", ".join(str(x) for x in report.get("instruments", ())) or "the instruments"
-    head = f"canaries: {'PASSED' if meta.get('passed') else 'FAILED'}"
-    line = (f"{head} — {passed}/{len(required)} known-answer checks of {what}" if required
-            else f"{head} — known-answer checks of {what}")
-    rates = [(name, report.get(key)) for name, key in
-             (("judge prefers the clean clip", "judge_clean_rate"),
-              ("order flips", "judge_order_flip_rate"),
-              ("unparsable answers", "judge_unparsable_rate"))]
-    shown = [f"{name} {100 * v:.0f} %" for name, v in rates if isinstance(v, int | float)]
-    unchecked = meta.get("unchecked") or []
-    return line + (f"; {', '.join(shown)}" if shown else "") + (
-        f"; NOT CHECKED: {', '.join(unchecked)}" if unchecked else "")
-
-
-def _report_dict(report: Any) -> Any:
-    """The canary report for run.json, without its wall time and cache flag (those vary from
-    run to run; the time goes to the run's timings)."""
-    to_dict = getattr(report, "to_dict", None)
-    out = to_dict() if callable(to_dict) else None
-    if isinstance(out, dict):
-        out = {k: v for k, v in out.items() if k not in ("seconds", "cached")}
-    return out
 
 
 def benchmark(

@@ -41,10 +41,10 @@ from ._util.http import HttpClient, HTTPFailure, RetryPolicy, check_credentials,
 from .corpus import (
     CORPUS_SEED,
     Assignment,
-    _script_key,
     balanced_assignment,
     check_item,
     freeze,
+    script_key,
 )
 from .errors import ConfigError, CorpusError
 from .redact import redact, register_secret, register_url_secrets, safe_url
@@ -222,10 +222,10 @@ class LLMCorpusWriter:
                             difficulty=a.difficulty, category=a.category)
                 complaints = [f"{v.field}: {v.problem}"
                               for v in check_item(item, registry=registry)]
-                if _script_key(item.text) in seen:
+                if script_key(item.text) in seen:
                     complaints.append("text: this script is already used; write a new one")
                 if not complaints:
-                    seen.add(_script_key(item.text))
+                    seen.add(script_key(item.text))
                     return item
             messages = [*messages, {"role": "assistant", "content": answer},
                         {"role": "user", "content": "The validator rejected that item:\n- "
