@@ -130,7 +130,7 @@ def _load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
 
 
 def _systems(specs: list[str]) -> dict[str, Any]:
-    from ..adapters import parse_system_spec
+    from ..specs import build_system
 
     if len(specs) < 2:
         raise ConfigError("a leaderboard needs at least two --system NAME=SPEC")
@@ -139,7 +139,7 @@ def _systems(specs: list[str]) -> dict[str, Any]:
         name, spec = parse_named_system(text)
         if name in out:
             raise ConfigError(f"two systems are named {name!r}; name them: --system NAME=SPEC")
-        out[name] = parse_system_spec(spec)
+        out[name] = build_system(spec)
     return out
 
 
@@ -267,7 +267,7 @@ def demo_systems(*, neural: bool = True) -> tuple[dict[str, Any], list[str]]:
                      "pip install hibari-tts)")
         return systems, notes
     try:
-        nmod = importlib.import_module("vocencebench.neural")
+        nmod = importlib.import_module("vocencebench.systems.hibari")
     except ImportError as exc:
         notes.append(f"hibari, hibari-follow: skipped (this vocencebench has no neural "
                      f"built-ins: {exc})")
