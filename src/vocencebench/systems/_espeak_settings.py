@@ -35,11 +35,9 @@ __all__ = [
 SAMPLE_RATE: Final = 22_050
 #: The espeakng-loader release the sha256 pins in the tests were rendered with.
 ESPEAKNG_LOADER_VERSION: Final = "0.2.4"
-#: Default seed of eSpeak's noise generator (the project seed).
-RAND_SEED: Final = PROJECT_SEED
-#: Version of the trait → parameter mapping below; bump it whenever a rendering can change.
+#: Version of the trait → parameter mapping (:mod:`vocencebench.tts`); bump it whenever a
+#: rendering can change.
 MAPPING_VERSION: Final = "1"
-
 #: Identity of the engine for caches: loader release and mapping version.
 ENGINE_VERSION: Final = (f"espeakng-loader-{installed_version('espeakng-loader')}"
                          f"+map{MAPPING_VERSION}")
@@ -84,6 +82,10 @@ def validate_voice(name: str) -> str:
             f"valid variants: {', '.join(VARIANTS)}"
         )
     return name
+
+
+#: Default seed of eSpeak's noise generator (the project seed).
+RAND_SEED: Final = PROJECT_SEED
 
 
 @dataclass(frozen=True)
