@@ -24,6 +24,7 @@ import numpy as np
 
 from vocencebench import tts
 from vocencebench.audio import to_wav_bytes
+from vocencebench.systems import _espeak_render as render
 
 SENTENCES = (
     "The old lighthouse stood watch over the restless grey sea.",
@@ -52,7 +53,7 @@ def workload(n: int) -> list[tuple[str, tts.EspeakSettings]]:
 
 
 def _long_lived(jobs: list[tuple[str, tts.EspeakSettings]], conn: Connection) -> None:
-    engine = tts._Engine(*tts._paths(), reuse=True)
+    engine = render._Engine(*render._paths(), reuse=True)
     out = [to_wav_bytes(np.frombuffer(engine.render(t, s), np.int16), tts.SAMPLE_RATE)
            for t, s in jobs]
     conn.send(out)

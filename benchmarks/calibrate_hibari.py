@@ -19,9 +19,9 @@ import time
 
 from vocencebench.audio import load_audio
 from vocencebench.corpus import load_benchmark
-from vocencebench.neural import HibariSystem
 from vocencebench.norms import age_group
 from vocencebench.probes import default_probes
+from vocencebench.systems.hibari import HibariSystem
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,12 +15,12 @@ from vocencebench.adapters import (
     CommandAdapter,
     DirectoryAdapter,
     OpenAISpeechAdapter,
-    parse_system_spec,
     synthesize_item,
     system_id,
 )
 from vocencebench.errors import ConfigError, ServiceError, SynthesisError
 from vocencebench.schema import Item
+from vocencebench.specs import build_system
 
 ITEM = Item("vb-00001", "a calm voice", "Hello there.", {}, 0)
 
@@ -158,12 +158,12 @@ def test_openai_speech_adapter_against_local_server() -> None:
         server.server_close()
 
 
-def test_parse_system_spec_errors() -> None:
+def test_build_system_errors() -> None:
     with pytest.raises(ConfigError, match="openai-speech:URL#MODEL#VOICE"):
-        parse_system_spec("openai-speech:http://x#m")
+        build_system("openai-speech:http://x#m")
     with pytest.raises(ConfigError, match="unknown system 'nope'"):
-        parse_system_spec("nope")
-    assert isinstance(parse_system_spec("cmd:tts {text} {out}"), CommandAdapter)
+        build_system("nope")
+    assert isinstance(build_system("cmd:tts {text} {out}"), CommandAdapter)
 
 
 class _FakeQwenModel:

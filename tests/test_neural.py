@@ -6,12 +6,10 @@ about 0.2 s of CPU, so the grid below is small. Probe checks use the project's o
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import subprocess
 import sys
 from importlib import metadata
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,13 +17,13 @@ import pytest
 pytest.importorskip("hibari")
 pytest.importorskip("parselmouth")
 
-from vocencebench import neural
-from vocencebench.adapters import parse_system_spec
 from vocencebench.audio import load_audio
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
-from vocencebench.neural import NEURAL_SYSTEMS, HibariPlan, HibariSystem, plan_hibari
 from vocencebench.probes import default_probes
 from vocencebench.schema import Item
+from vocencebench.specs import build_system
+from vocencebench.systems import hibari as neural
+from vocencebench.systems.hibari import NEURAL_SYSTEMS, HibariPlan, HibariSystem, plan_hibari
 
 TEXT = "The committee will meet again on Thursday to review the new budget."
 ORT_MEASURED = "1.32.0"  # onnxruntime release the shipped hibari canary was rendered with
@@ -61,7 +59,7 @@ def test_names_and_ids() -> None:
     assert plain.system_id == f"hibari@hibari-tts-{ver}+steer{neural.STEERING_VERSION}"
     assert steer.system_id.startswith(f"hibari-follow@hibari-tts-{ver}+parselmouth-")
     assert HibariSystem("hibari", seed=7).system_id.endswith("+seed7")
-    assert isinstance(parse_system_spec("hibari-follow"), HibariSystem)
+    assert isinstance(build_system("hibari-follow"), HibariSystem)
     with pytest.raises(ConfigError, match="valid: hibari, hibari-follow"):
         HibariSystem("hibari-lead")
     with pytest.raises(ConfigError, match="seed"):
@@ -69,14 +67,7 @@ def test_names_and_ids() -> None:
 
 
 def test_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
-
-    def no_hibari(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "hibari" or name.startswith("hibari."):
-            raise ImportError("No module named 'hibari'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_hibari)
+    monkeypatch.setitem(sys.modules, "hibari", None)  # import hibari fails
     with pytest.raises(MissingDependencyError, match=r"vocencebench\[neural\]") as info:
         HibariSystem("hibari")
     assert info.value.extra == "neural"
@@ -176,7 +167,7 @@ def test_same_bytes_every_call(follow: HibariSystem) -> None:
 def test_same_bytes_in_another_process(follow: HibariSystem) -> None:
     inst = "An elderly British woman speaks slowly with a high-pitched voice."
     here = hashlib.sha256(follow(TEXT, inst)).hexdigest()
-    code = ("import hashlib; from vocencebench.neural import HibariSystem; "
+    code = ("import hashlib; from vocencebench.systems.hibari import HibariSystem; "
             f"print(hashlib.sha256(HibariSystem('hibari-follow')({TEXT!r}, {inst!r}))"
             ".hexdigest())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -54,20 +54,21 @@ import json, sys, time
 
 def main():
     import vocencebench as vb
-    from vocencebench import tts
     from vocencebench._util.procs import sigterm_as_interrupt
     from vocencebench.cache import Cache
 
     phase, path = sys.argv[1], sys.argv[2]
     kw = {}
     if phase == "synthesis":  # slow clip processes: the kill lands mid-synthesis
-        real = tts._render_wav_in_clip_process
+        from vocencebench.systems import _espeak_render as render
+
+        real = render._render_wav_in_clip_process
 
         def slow(engine, text, settings):
             time.sleep(1.0)
             return real(engine, text, settings)
 
-        tts._render_wav_in_clip_process = slow
+        render._render_wav_in_clip_process = slow
     elif phase == "analysis":
         from slowasr import SlowASR
 

@@ -315,8 +315,8 @@ def test_default_reference_is_hibari_when_available_else_espeak(
     from vocencebench.gaming import default_reference
 
     assert vb.redteam is redteam
-    # without vocencebench.neural (or without hibari-tts): the eSpeak pair
-    monkeypatch.setitem(sys.modules, "vocencebench.neural", None)  # import fails
+    # without vocencebench.systems.hibari (or without hibari-tts): the eSpeak pair
+    monkeypatch.setitem(sys.modules, "vocencebench.systems.hibari", None)  # import fails
     _, ref_label, _, flat_label = default_reference()
     assert (ref_label, flat_label) == ("espeak-follow", "espeak-flat")
 
@@ -330,9 +330,9 @@ def test_default_reference_is_hibari_when_available_else_espeak(
         def __call__(self, text: str, instruction: str) -> bytes:
             raise AssertionError("not rendered in this test")
 
-    fake = types.ModuleType("vocencebench.neural")
+    fake = types.ModuleType("vocencebench.systems.hibari")
     fake.HibariSystem = FakeHibari  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "vocencebench.neural", fake)
+    monkeypatch.setitem(sys.modules, "vocencebench.systems.hibari", fake)
     real_find = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: object() if name == "hibari" else real_find(name, *a))

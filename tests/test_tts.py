@@ -22,6 +22,7 @@ import soundfile as sf
 from vocencebench import tts
 from vocencebench.audio import load_audio
 from vocencebench.errors import ConfigError, SynthesisError
+from vocencebench.systems import _espeak_render as render
 from vocencebench.tts import NEUTRAL, EspeakSettings
 
 TEXT = "The old lighthouse stood watch over the restless grey sea."
@@ -129,7 +130,7 @@ def test_seed_is_applied_to_breath_noise() -> None:
 def _fresh_engine_renders(texts: list[str], settings: list[EspeakSettings],
                           conn: multiprocessing.connection.Connection) -> None:
     """In a forked child: load the library here and render ``texts`` one after another."""
-    engine = tts._Engine(*tts._paths(), reuse=True)
+    engine = render._Engine(*render._paths(), reuse=True)
     conn.send([engine.render(t, s) for t, s in zip(texts, settings, strict=True)])
     conn.close()
 
@@ -183,7 +184,7 @@ def test_one_clip_per_engine_process_is_enforced() -> None:
     recv, send = ctx.Pipe(duplex=False)
 
     def twice(conn: multiprocessing.connection.Connection) -> None:
-        engine = tts._Engine(*tts._paths())
+        engine = render._Engine(*render._paths())
         engine.render(TEXT, NEUTRAL)
         try:
             engine.render(TEXT, NEUTRAL)
@@ -244,7 +245,7 @@ def test_settings_out_of_range(kwargs: dict[str, object], pattern: str) -> None:
 def test_every_listed_voice_and_variant_is_real() -> None:
     """Each listed base loads (the library says OK) and each variant changes the sound, so
     none of them is silently dropped."""
-    data = Path(tts._paths()[1])
+    data = Path(render._paths()[1])
     for v in tts.VARIANTS:
         assert (data / "voices" / "!v" / v).is_file(), v
     names = list(tts.VOICES) + [f"en+{v}" for v in tts.VARIANTS]
@@ -277,7 +278,7 @@ def test_batch_errors_name_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
     def crash(engine: object, text: str, settings: EspeakSettings) -> bytes:
         os._exit(3)
 
-    monkeypatch.setattr(tts, "_render_wav_in_clip_process", crash)  # forked children see it
+    monkeypatch.setattr(render, "_render_wav_in_clip_process", crash)  # forked children see it
     with pytest.raises(SynthesisError,
                        match=r"failed on 'The old.*clip process died \(exit code 3\)"):
         tts.synthesize(TEXT)
@@ -286,14 +287,14 @@ def test_batch_errors_name_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
         os.kill(os.getpid(), signal.SIGKILL)  # as if the OOM killer struck
         return b""
 
-    monkeypatch.setattr(tts, "_render_wav_in_clip_process", killed)
+    monkeypatch.setattr(render, "_render_wav_in_clip_process", killed)
     out = tts.synthesize_requests("espeak-flat", [(TEXT, ""), ("Second.", "")], workers=1)
     assert all(isinstance(r, SynthesisError) and "signal 9" in str(r) for r in out)
 
     def boom(engine: object, text: str, settings: EspeakSettings) -> bytes:
         raise RuntimeError("library exploded")
 
-    monkeypatch.setattr(tts, "_render_wav_in_clip_process", boom)
+    monkeypatch.setattr(render, "_render_wav_in_clip_process", boom)
     with pytest.raises(SynthesisError, match=r"failed on .The old.*RuntimeError: library exploded"):
         tts.synthesize(TEXT)
 
@@ -301,9 +302,9 @@ def test_batch_errors_name_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
         time.sleep(30)
         return b""
 
-    monkeypatch.setattr(tts, "_render_wav_in_clip_process", hang)
+    monkeypatch.setattr(render, "_render_wav_in_clip_process", hang)
     t0 = time.monotonic()
-    res = tts._run([(TEXT, NEUTRAL)], 1, timeout=0.5)
+    res = render.render_jobs([(TEXT, NEUTRAL)], 1, timeout=0.5)
     assert isinstance(res[0], SynthesisError) and "timed out after 0.5 s" in str(res[0])
     assert time.monotonic() - t0 < 10
 
@@ -312,7 +313,7 @@ def test_template_failures_fail_the_clips(monkeypatch: pytest.MonkeyPatch) -> No
     def no_library(self: object, lib_path: str, data_path: str, *, reuse: bool = False) -> None:
         raise OSError("libespeak-ng.so: cannot open shared object file")
 
-    monkeypatch.setattr(tts._Engine, "__init__", no_library)
+    monkeypatch.setattr(render._Engine, "__init__", no_library)
     out = tts.synthesize_requests("espeak-flat", [(TEXT, ""), ("Second one.", "")], workers=1)
     assert [str(r) for r in out] == [
         f"eSpeak failed on {t!r}: OSError: libespeak-ng.so: cannot open shared object file"
@@ -323,7 +324,7 @@ def test_template_failures_fail_the_clips(monkeypatch: pytest.MonkeyPatch) -> No
     def template_dies(engine: object, text: str, settings: object, timeout: float) -> None:
         os._exit(9)
 
-    monkeypatch.setattr(tts, "_render_one", template_dies)
+    monkeypatch.setattr(render, "_render_one", template_dies)
     out = tts.synthesize_requests("espeak-flat", [(TEXT, ""), ("Second one.", "")], workers=1)
     assert all(isinstance(r, SynthesisError) and "worker died (exit code 9)" in str(r)
                for r in out)

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 import realspeech as rs
 from vocencebench.audio import Audio, load_audio
 from vocencebench.corpus import load_benchmark
-from vocencebench.neural import HibariSystem
 from vocencebench.probes.acoustic import analyse
 from vocencebench.probes.syllables import count_syllables
+from vocencebench.systems.hibari import HibariSystem
 from vocencebench.tts import NEUTRAL, WPM_BY_PACE, EspeakSettings, render_many
 
 GRID_A = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0)

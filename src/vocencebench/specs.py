@@ -24,7 +24,8 @@ from typing import Any, Final, Literal
 
 from .errors import ConfigError
 
-__all__ = ["KINDS", "SpecForm", "build", "forms", "lookup", "register", "syntaxes"]
+__all__ = ["KINDS", "SpecForm", "build", "build_system", "forms", "lookup", "register",
+           "syntaxes"]
 
 Kind = Literal["system", "judge", "transcriber", "executor"]
 KINDS: Final[tuple[Kind, ...]] = ("system", "judge", "transcriber", "executor")
@@ -117,6 +118,15 @@ def build(kind: Kind, spec: str | None, **options: Any) -> Any:
 # ------------------------------------------------------------------------------ systems
 
 
+def build_system(spec: str) -> Callable[[str, str], bytes]:
+    """A system from a CLI spec: a built-in name (``espeak-follow``, ``espeak-flat``,
+    ``hibari``, ``hibari-follow``), ``cmd:TEMPLATE``, ``dir:PATH``,
+    ``openai-speech:URL#MODEL#VOICE``, ``qwen3:CHECKPOINT`` or ``parler:CHECKPOINT`` (or a
+    form added with :func:`register`); an unknown spec is a ConfigError listing them."""
+    system: Callable[[str, str], bytes] = build("system", spec)
+    return system
+
+
 def _espeak(name: str) -> Builder:
     def make(arg: str) -> Any:
         from .adapters import EspeakSystem
@@ -161,7 +171,7 @@ def _parler(arg: str) -> Any:
 
 def _hibari(name: str) -> Builder:
     def make(arg: str) -> Any:
-        from .neural import HibariSystem  # needs the neural extra (hibari-tts)
+        from .systems.hibari import HibariSystem  # needs the neural extra (hibari-tts)
 
         return HibariSystem(name)
 

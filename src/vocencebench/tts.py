@@ -16,41 +16,46 @@ Determinism design (every point measured on espeakng-loader 0.2.4 / eSpeak NG 1.
    reset it. So every clip is rendered in a **fresh process of its own** that exits after
    that one clip, forked from a template process in which the library has just been
    initialised (never used); the calling process never loads the library. See the process
-   diagram above :func:`_run`.
+   diagram in :mod:`vocencebench.systems._espeak_render`.
 2. Voices with breath noise (e.g. ``+f3``) draw from a random generator seeded from the clock;
    every clip calls ``espeak_ng_SetRandSeed`` with an explicit seed (``EspeakSettings.seed``).
 3. Unknown names do not fail loudly: an unknown variant is dropped silently (``en-us+zz``
    renders as ``en-us``) and an unknown base (``en-gb``) returns "not found" and keeps the
    previous voice. Voice names are therefore checked against :data:`VOICES` and
    :data:`VARIANTS` before any process starts, and a non-OK status from the library is an error.
+
+This module plans a voice from a trait request and holds the two systems and the batch API;
+the settings (:class:`EspeakSettings`) live in :mod:`vocencebench.systems._espeak_settings`
+and the render engine, its clip processes and worker lanes in
+:mod:`vocencebench.systems._espeak_render`; every public name is served from here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import functools
 import math
-import multiprocessing
-import os
-import select
-import signal
-import time
-import unicodedata
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
-from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
-from typing import Any, Final
+from typing import Final
 
-import numpy as np
-
-from .audio import to_wav_bytes
-from .constants import PROJECT_SEED
-from .errors import ConfigError, MissingDependencyError, SynthesisError
+from .errors import ConfigError, SynthesisError
+from .instruction import parse_instruction
 from .norms import AGE_GROUPS, REFERENCE_F0_HZ, age_group
+from .systems._espeak_render import CLIP_TIMEOUT, render_jobs, short_text
+from .systems._espeak_settings import (
+    ENGINE_VERSION,
+    ESPEAKNG_LOADER_VERSION,
+    MAPPING_VERSION,
+    NEUTRAL,
+    RAND_SEED,
+    RATE_RANGE,
+    SAMPLE_RATE,
+    VARIANTS,
+    VOICES,
+    VOLUME_RANGE,
+    EspeakSettings,
+    validate_voice,
+)
+from .traits import TRAITS
 
 __all__ = [
     "ACCENT_VOICE",
@@ -92,105 +97,6 @@ __all__ = [
     "validate_voice",
     "voice_settings",
 ]
-
-#: Output rate of libespeak-ng, in Hz (16-bit mono PCM).
-SAMPLE_RATE: Final = 22_050
-#: The espeakng-loader release the sha256 pins in the tests were rendered with.
-ESPEAKNG_LOADER_VERSION: Final = "0.2.4"
-#: Default seed of eSpeak's noise generator (the project seed).
-RAND_SEED: Final = PROJECT_SEED
-#: Version of the trait → parameter mapping below; bump it whenever a rendering can change.
-MAPPING_VERSION: Final = "1"
-
-
-def _loader_version() -> str:
-    try:
-        return metadata.version("espeakng-loader")
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
-#: Identity of the engine for caches: loader release and mapping version.
-ENGINE_VERSION: Final = f"espeakng-loader-{_loader_version()}+map{MAPPING_VERSION}"
-
-#: English base voices of eSpeak NG that ``espeak_SetVoiceByName`` accepts, with their accent.
-#: ("en" is British English; "en-gb" is *not* a voice name: the library answers "not found".)
-VOICES: Final[Mapping[str, str]] = {
-    "en": "British (southern England)",
-    "en-us": "American",
-    "en-gb-x-rp": "British (Received Pronunciation)",
-    "en-gb-scotland": "Scottish",
-    "en-gb-x-gbclan": "British (Lancaster)",
-    "en-gb-x-gbcwmd": "British (West Midlands)",
-    "en-029": "Caribbean",
-    "en-us-nyc": "American (New York City)",
-}
-#: Voice variants (``voices/!v`` files of the pinned data) that may follow a base: ``en-us+f4``.
-VARIANTS: Final[tuple[str, ...]] = (
-    "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8",
-    "f1", "f2", "f3", "f4", "f5",
-    "klatt", "whisper", "croak",
-)
-
-# eSpeak's documented parameter ranges.
-_RATE_RANGE: Final = (80, 450)  # words per minute
-_VOLUME_RANGE: Final = (0, 200)  # amplitude, 100 = default
-_PERCENT_RANGE: Final = (0, 100)  # pitch and pitch range
-
-
-def validate_voice(name: str) -> str:
-    """Return ``name`` if it is ``BASE`` or ``BASE+VARIANT`` from :data:`VOICES` /
-    :data:`VARIANTS`; otherwise raise ConfigError listing the valid names."""
-    base, plus, variant = name.partition("+")
-    if base not in VOICES:
-        hint = " (British English is 'en')" if base.lower() in ("en-gb", "en_gb") else ""
-        raise ConfigError(
-            f"unknown eSpeak voice {base!r}{hint}; valid voices: {', '.join(VOICES)}"
-        )
-    if plus and variant not in VARIANTS:
-        raise ConfigError(
-            f"unknown eSpeak variant {variant!r} in {name!r} (eSpeak would drop it silently); "
-            f"valid variants: {', '.join(VARIANTS)}"
-        )
-    return name
-
-
-@dataclass(frozen=True)
-class EspeakSettings:
-    """Everything that determines one eSpeak rendering besides the text.
-
-    ``voice``: ``BASE[+VARIANT]`` (see :func:`validate_voice`). ``rate``: words per minute
-    (80–450). ``volume``: amplitude, 100 = default; up to 100 it is a pure gain, above about
-    150 the engine's limiter compresses (0–200). ``pitch``: base pitch, 0–100, 50 = the
-    voice's own. ``range``: pitch range (intonation), 0–100, 50 = the voice's own.
-    ``seed``: seed of eSpeak's noise generator.
-    """
-
-    voice: str = "en-us"
-    rate: int = 165
-    volume: int = 100
-    pitch: int = 50
-    range: int = 50
-    seed: int = RAND_SEED
-
-    def __post_init__(self) -> None:
-        validate_voice(self.voice)
-        for what, value, (lo, hi) in (
-            ("rate", self.rate, _RATE_RANGE),
-            ("volume", self.volume, _VOLUME_RANGE),
-            ("pitch", self.pitch, _PERCENT_RANGE),
-            ("range", self.range, _PERCENT_RANGE),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                raise ConfigError(f"eSpeak {what} must be an integer in [{lo}, {hi}], "
-                                  f"got {value!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
-                or not 0 <= self.seed < 2**31:
-            raise ConfigError(f"eSpeak seed must be an integer in [0, 2**31), got {self.seed!r}")
-
-
-#: The fixed settings of ``espeak-flat`` (and the defaults of ``espeak-follow``).
-NEUTRAL: Final = EspeakSettings()
 
 # ------------------------------------------------------------------ trait → eSpeak mapping
 
@@ -293,7 +199,7 @@ def amplitude_for(variant: str, pitch: int, target_lufs: float) -> int:
         amps = [float(a) for a, _ in LIMITER_GAIN_DB]
         gains = [g for _, g in LIMITER_GAIN_DB]
         amp = _interp(gain, gains, amps)
-    return int(min(max(round(amp), _VOLUME_RANGE[0] + 1), _VOLUME_RANGE[1]))
+    return int(min(max(round(amp), VOLUME_RANGE[0] + 1), VOLUME_RANGE[1]))
 
 
 @dataclass(frozen=True)
@@ -317,8 +223,6 @@ def plan_voice(traits: Mapping[str, str], *, seed: int = RAND_SEED) -> VoicePlan
     an absent age adult). An unknown trait or value raises ConfigError. Emotion (other than
     neutral) and tone cannot be realised by eSpeak and are reported in ``unrealised``.
     """
-    from .traits import TRAITS
-
     TRAITS.check_values(traits)
 
     realised: dict[str, str] = {}
@@ -382,7 +286,7 @@ def plan_voice(traits: Mapping[str, str], *, seed: int = RAND_SEED) -> VoicePlan
 
     settings = EspeakSettings(
         voice=f"{base}+{variant}" if variant else base,
-        rate=min(max(rate, _RATE_RANGE[0]), _RATE_RANGE[1]),
+        rate=min(max(rate, RATE_RANGE[0]), RATE_RANGE[1]),
         volume=volume,
         pitch=pitch,
         range=NEUTRAL.range,
@@ -396,414 +300,13 @@ def voice_settings(traits: Mapping[str, str], *, seed: int = RAND_SEED) -> Espea
     return plan_voice(traits, seed=seed).settings
 
 
-# ------------------------------------------------------------------ the engine
-
-_AUDIO_OUTPUT_SYNCHRONOUS: Final = 2
-_POS_CHARACTER: Final = 1
-_CHARS_UTF8: Final = 1
-_ENDPAUSE: Final = 0x1000
-_PARAM_RATE, _PARAM_VOLUME, _PARAM_PITCH, _PARAM_RANGE = 1, 2, 3, 4
-_EE_STATUS: Final = {0: "OK", -1: "internal error", 1: "buffer full", 2: "not found"}
-_SynthCallback = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
-)
-#: Voice the template process selects after initialising (loads the English dictionary once).
-_TEMPLATE_VOICE: Final = "en-us"
-
-
-@functools.cache
-def _paths() -> tuple[str, str]:
-    """(library file, data directory) of the pinned wheel; resolving them loads nothing."""
-    try:
-        import espeakng_loader
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the built-in eSpeak systems", "probes", package="espeakng-loader"
-        ) from exc
-    return str(espeakng_loader.get_library_path()), str(espeakng_loader.get_data_path())
-
-
-class _Engine:
-    """libespeak-ng loaded and initialised in *this* process.
-
-    A rendering depends on what the library rendered before in the same process, so by default
-    an engine renders once per process (a second call raises); ``reuse=True`` lifts that for the
-    test and benchmark that demonstrate the problem.
-    """
-
-    def __init__(self, lib_path: str, data_path: str, *, reuse: bool = False) -> None:
-        lib = ctypes.CDLL(lib_path)
-        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
-                                          ctypes.c_int]
-        lib.espeak_Initialize.restype = ctypes.c_int
-        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
-        lib.espeak_SetVoiceByName.restype = ctypes.c_int
-        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        lib.espeak_SetParameter.restype = ctypes.c_int
-        lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint,
-                                     ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
-                                     ctypes.c_void_p, ctypes.c_void_p]
-        lib.espeak_Synth.restype = ctypes.c_int
-        lib.espeak_Synchronize.restype = ctypes.c_int
-        try:
-            seed_fn = lib.espeak_ng_SetRandSeed
-        except AttributeError:
-            raise SynthesisError(
-                f"{lib_path} lacks espeak_ng_SetRandSeed, so its noise cannot be seeded and "
-                f"renderings would not repeat; install espeakng-loader=={ESPEAKNG_LOADER_VERSION}"
-            ) from None
-        seed_fn.argtypes = [ctypes.c_long]
-        seed_fn.restype = None
-        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path.encode(), 0)
-        if rate != SAMPLE_RATE:
-            raise SynthesisError(
-                f"espeak_Initialize returned {rate} (expected {SAMPLE_RATE} Hz) with data "
-                f"at {data_path}; reinstall espeakng-loader=={ESPEAKNG_LOADER_VERSION}"
-            )
-        self._chunks: list[bytes] = []
-
-        def collect(wav: Any, n: int, _events: Any) -> int:
-            if n > 0 and wav:
-                self._chunks.append(ctypes.string_at(wav, 2 * n))
-            return 0
-
-        self._callback = _SynthCallback(collect)  # keep a reference: C holds the pointer
-        lib.espeak_SetSynthCallback(self._callback)
-        self._lib = lib
-        self._seed = seed_fn
-        self._reuse = reuse
-        self._rendered_in: int | None = None
-
-    def select_voice(self, voice: str) -> None:
-        """``espeak_SetVoiceByName``; a status other than OK is an error."""
-        status = self._lib.espeak_SetVoiceByName(voice.encode())
-        if status != 0:
-            raise SynthesisError(f"eSpeak voice {voice!r}: {_EE_STATUS.get(status, status)}")
-
-    def render(self, text: str, settings: EspeakSettings) -> bytes:
-        """Native-endian 16-bit PCM samples of ``text`` at :data:`SAMPLE_RATE`."""
-        if not self._reuse:
-            if self._rendered_in == os.getpid():
-                raise SynthesisError("internal: a second clip in one engine process would "
-                                     "inherit eSpeak's hidden state")
-            self._rendered_in = os.getpid()
-        lib = self._lib
-        self.select_voice(settings.voice)
-        for param, value in ((_PARAM_RATE, settings.rate), (_PARAM_VOLUME, settings.volume),
-                             (_PARAM_PITCH, settings.pitch), (_PARAM_RANGE, settings.range)):
-            status = lib.espeak_SetParameter(param, value, 0)
-            if status != 0:
-                raise SynthesisError(f"espeak_SetParameter({param}, {value}): "
-                                     f"{_EE_STATUS.get(status, status)}")
-        self._seed(settings.seed)
-        data = text.encode("utf-8") + b"\0"
-        self._chunks.clear()
-        status = lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0,
-                                  _CHARS_UTF8 | _ENDPAUSE, None, None)
-        if status != 0:
-            raise SynthesisError(f"espeak_Synth: {_EE_STATUS.get(status, status)}")
-        lib.espeak_Synchronize()
-        return b"".join(self._chunks)
-
-
-def _clean_text(text: str) -> str:
-    if not isinstance(text, str):
-        raise SynthesisError(f"text must be a string, got {type(text).__name__}")
-    # Control characters (NUL would end the C string early) become spaces.
-    cleaned = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-    if not cleaned.strip():
-        raise SynthesisError(f"nothing to say: text {text!r} is empty")
-    return cleaned
-
-
-def _render_wav(engine: _Engine, text: str, settings: EspeakSettings) -> bytes:
-    """Render one clip with ``engine`` (in a fresh clip process) and encode it as WAV."""
-    pcm = engine.render(text, settings)
-    if not pcm:
-        raise SynthesisError("eSpeak produced no samples")
-    return to_wav_bytes(np.frombuffer(pcm, dtype=np.int16), SAMPLE_RATE)
-
-
-# ------------------------------------------------------------------ processes
-#
-#   caller (never loads the library)
-#     └── template process, one per worker lane: loads + initialises the library, selects
-#         the en-us voice, never synthesises; then, for each clip it is given:
-#           └── clip process (os.fork of the template): renders exactly one clip, writes
-#               b"W"+wav or b"E"+message to a pipe, and exits with os._exit.
-#
-# Both kinds die with their parent (PR_SET_PDEATHSIG on Linux, else a poll of the parent
-# pid in the template), even when the caller is SIGKILLed, and ignore SIGINT: a Ctrl-C stops
-# the caller, which then kills its templates at once (see vocencebench._util.procs).
-#
-# Every clip process starts from the same memory image (a just-initialised library), which is
-# what a brand-new process that loads the library would have, minus the cost of loading it:
-# the reference renderings are the same bytes either way (tests/test_tts.py checks both).
-
-#: Seconds one clip may take before its clip process is killed.
-CLIP_TIMEOUT: Final = 120.0
-
-
-def _read_all(fd: int, deadline: float) -> bytes | None:
-    """Everything written to ``fd`` until EOF, or None when ``deadline`` passes first."""
-    chunks: list[bytes] = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return None
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _clip_process(engine: _Engine, text: str, settings: EspeakSettings, fd: int,
-                  template_pid: int | None = None) -> None:
-    """Body of a clip process. Never returns: always ends in ``os._exit``."""
-    code = 0
-    try:
-        if template_pid is not None:
-            from ._util.procs import die_with_parent
-
-            die_with_parent(template_pid)
-        try:
-            msg = b"W" + _render_wav_in_clip_process(engine, text, settings)
-        except BaseException as exc:  # reported through the pipe
-            msg = b"E" + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
-        view = memoryview(msg)
-        while view:
-            view = view[os.write(fd, view):]
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)
-
-
-def _render_wav_in_clip_process(engine: _Engine, text: str, settings: EspeakSettings
-                                ) -> bytes:
-    # A separate name so tests can replace the clip work (the forks inherit the patch).
-    return _render_wav(engine, text, settings)
-
-
-def _render_one(engine: _Engine, text: str, settings: EspeakSettings, timeout: float
-                ) -> tuple[bool, bytes]:
-    """In the template process: fork a clip process and collect (ok, WAV bytes or message)."""
-    r, w = os.pipe()
-    template_pid = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # the clip process
-        os.close(r)
-        _clip_process(engine, text, settings, w, template_pid)
-    os.close(w)
-    try:
-        data = _read_all(r, time.monotonic() + timeout)
-    finally:
-        os.close(r)
-    if data is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        return False, f"timed out after {timeout:g} s".encode()
-    _, status = os.waitpid(pid, 0)
-    if data[:1] == b"W" and os.waitstatus_to_exitcode(status) == 0:
-        return True, data[1:]
-    if data[:1] == b"E":
-        return False, data[1:]
-    code = os.waitstatus_to_exitcode(status)
-    how = f"signal {-code}" if code < 0 else f"exit code {code}"
-    return False, f"eSpeak clip process died ({how})".encode()
-
-
-def _template_main(conn: Connection, timeout: float, parent_pid: int | None = None) -> None:
-    """A worker lane: initialise the library once, then one clip process per request."""
-    from ._util.procs import WATCH_INTERVAL_S, die_with_parent
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl-C
-    armed = die_with_parent(parent_pid) if parent_pid is not None else True
-    engine: _Engine | None = None
-    try:
-        ready = _Engine(*_paths())
-        ready.select_voice(_TEMPLATE_VOICE)
-        engine, failure = ready, b""
-    except BaseException as exc:
-        engine = None
-        failure = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
-    while True:
-        try:
-            if not armed:  # no parent-death signal here: watch the parent between jobs
-                while not conn.poll(WATCH_INTERVAL_S):
-                    if os.getppid() != parent_pid:
-                        os._exit(1)
-            job = conn.recv()
-        except EOFError:
-            break
-        if job is None:
-            break
-        index, text, settings = job
-        if engine is None:
-            conn.send((index, False, failure))
-            continue
-        ok, payload = _render_one(engine, text, settings, timeout)
-        conn.send((index, ok, payload))
-    conn.close()
-
-
-def _cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _default_workers() -> int:
-    return min(_cpus(), 8)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-#: Requests sent ahead to each template, so it never waits for the caller between clips.
-_PREFETCH: Final = 3
-
-
-@dataclass
-class _Lane:
-    process: BaseProcess
-    conn: Connection
-    jobs: deque[tuple[int, str]] = field(default_factory=deque)  # (index, text) in flight
-    deadline: float = math.inf  # when the head job is overdue
-
-
-def _start_lane(ctx: Any, timeout: float) -> _Lane:
-    parent_end, child_end = ctx.Pipe(duplex=True)
-    proc = ctx.Process(target=_template_main, args=(child_end, timeout, os.getpid()),
-                       name="vocencebench-espeak", daemon=True)
-    proc.start()
-    child_end.close()
-    return _Lane(proc, parent_end)
-
-
-def _run(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
-         *, timeout: float = CLIP_TIMEOUT) -> list[bytes | SynthesisError]:
-    """Render ``jobs`` on ``workers`` lanes, one fresh clip process per job; per-job result.
-
-    Not ``multiprocessing.Pool(maxtasksperchild=1)``: a clip process that crashes in C or hangs
-    becomes that clip's error instead of hanging the pool, and forking clip processes from an
-    initialised template costs half the CPU of loading the library in each of them.
-    """
-    n = _default_workers() if workers is None else workers
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-    n = min(n, _cpus())  # lanes are CPU-bound: more than the CPUs only costs memory
-    out: list[bytes | SynthesisError | None] = [None] * len(jobs)
-    todo: deque[tuple[int, str, EspeakSettings]] = deque()
-    settings_of: dict[int, EspeakSettings] = {}
-    for i, (text, settings) in enumerate(jobs):
-        if not isinstance(settings, EspeakSettings):
-            raise ConfigError(f"expected EspeakSettings, got {type(settings).__name__}")
-        try:
-            todo.append((i, _clean_text(text), settings))
-            settings_of[i] = settings
-        except SynthesisError as exc:
-            out[i] = exc
-    if not todo:
-        return [r if r is not None else SynthesisError("internal: job not run") for r in out]
-    _paths()  # resolve (and fail on a missing wheel) here, before any process starts
-    ctx = multiprocessing.get_context("fork")
-    lanes = [_start_lane(ctx, timeout) for _ in range(min(n, len(todo)))]
-    grace = 30.0  # seconds a template may lag behind its clip's own timeout
-
-    def lane_lost(k: int, why: str) -> None:
-        """Fail the lane's current clip with ``why``; requeue the rest; start a new lane."""
-        lane = lanes[k]
-        i, text = lane.jobs.popleft()
-        out[i] = SynthesisError(f"{why} while rendering {_short(text)!r}")
-        for j, t in reversed(lane.jobs):
-            todo.appendleft((j, t, settings_of[j]))
-        lanes[k] = _replace_lane(lane, ctx, timeout)
-
-    finished = False
-    try:
-        while True:
-            for k, lane in enumerate(lanes):
-                while todo and len(lane.jobs) < _PREFETCH:
-                    i, text, settings = todo.popleft()
-                    if not lane.jobs:
-                        lane.deadline = time.monotonic() + timeout + grace
-                    lane.jobs.append((i, text))
-                    try:
-                        lane.conn.send((i, text, settings))
-                    except OSError as exc:  # the template died while idle
-                        lane_lost(k, f"eSpeak worker unavailable ({exc})")
-                        break
-            busy = [lane for lane in lanes if lane.jobs]
-            if not busy:
-                break
-            wait_s = max(0.0, min(lane.deadline for lane in busy) - time.monotonic())
-            ready = wait([lane.conn for lane in busy], timeout=wait_s)
-            for k, lane in enumerate(lanes):
-                if not lane.jobs:
-                    continue
-                if lane.conn in ready:
-                    try:
-                        index, ok, payload = lane.conn.recv()
-                    except (EOFError, OSError):
-                        lane.process.join(timeout=5)
-                        lane_lost(k, f"eSpeak worker died (exit code {lane.process.exitcode})")
-                        continue
-                    i, text = lane.jobs.popleft()
-                    if index != i:  # pragma: no cover - the template answers in order
-                        raise SynthesisError(f"internal: answer for job {index}, expected {i}")
-                    out[i] = payload if ok else SynthesisError(
-                        f"eSpeak failed on {_short(text)!r}: "
-                        f"{payload.decode('utf-8', 'replace')}")
-                    lane.deadline = time.monotonic() + timeout + grace
-                elif time.monotonic() >= lane.deadline:
-                    lane_lost(k, "eSpeak worker stopped answering")
-        finished = True
-    finally:
-        for lane in lanes:
-            if finished:
-                _stop_lane(lane)
-            else:  # interrupted (Ctrl-C, an error): stop at once, do not drain the queue
-                _kill_lane(lane)
-    return [r if r is not None else SynthesisError("internal: job not run") for r in out]
-
-
-def _stop_lane(lane: _Lane) -> None:
-    with contextlib.suppress(OSError):
-        lane.conn.send(None)
-    lane.conn.close()
-    lane.process.join(timeout=5)
-    if lane.process.is_alive():
-        lane.process.kill()
-        lane.process.join()
-
-
-def _kill_lane(lane: _Lane) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        lane.process.kill()
-        lane.process.join()
-    lane.conn.close()
-
-
-def _replace_lane(lane: _Lane, ctx: Any, timeout: float) -> _Lane:
-    lane.process.kill()
-    lane.process.join()
-    lane.conn.close()
-    return _start_lane(ctx, timeout)
-
-
 def synthesize(text: str, settings: EspeakSettings = NEUTRAL) -> bytes:
     """Render ``text`` with ``settings`` in a fresh process; 16-bit mono WAV at 22 050 Hz.
 
     Bit-identical for the same (text, settings) on every call, process and run (with the pinned
     espeakng-loader). Raises SynthesisError naming the text.
     """
-    res = _run([(text, settings)], workers=1)[0]
+    res = render_jobs([(text, settings)], workers=1)[0]
     if isinstance(res, SynthesisError):
         raise res
     return res
@@ -820,7 +323,7 @@ def render_many(
     Raises SynthesisError for the first failed request (after all have run). For systems
     and instructions, :func:`synthesize_many` is the batched form with per-item results.
     """
-    results = _run(list(requests), workers)
+    results = render_jobs(list(requests), workers)
     for r in results:
         if isinstance(r, SynthesisError):
             raise r
@@ -831,12 +334,6 @@ def render_many(
 
 
 def _parse(instruction: str) -> dict[str, str]:
-    try:
-        from .instruction import parse_instruction
-    except ImportError as exc:
-        raise SynthesisError(
-            f"espeak-follow needs vocencebench.instruction.parse_instruction: {exc}"
-        ) from exc
     return dict(parse_instruction(instruction))
 
 
@@ -931,8 +428,8 @@ def synthesize_many(
             jobs.append((text, system.settings(instruction)))
             slots.append(i)
         except Exception as exc:  # the item fails, not the batch
-            out[i] = SynthesisError(f"{name} could not plan {_short(instruction)!r}: {exc}")
-    for i, res in zip(slots, _run(jobs, workers), strict=True):
+            out[i] = SynthesisError(f"{name} could not plan {short_text(instruction)!r}: {exc}")
+    for i, res in zip(slots, render_jobs(jobs, workers), strict=True):
         out[i] = res
     return [r if r is not None else SynthesisError("internal: item not run") for r in out]
 

@@ -87,11 +87,10 @@ class DaskPlan:
         return self.gpu_resources() is not None and device.startswith(("cuda", "auto"))
 
     def default_placement(self, system: Any) -> str:
-        """``worker`` for model systems (the batched model adapters), ``client`` otherwise
-        (the eSpeak lanes fork processes, which a daemonic Dask worker may not)."""
-        from ..adapters import _BatchedModelAdapter
-
-        return "worker" if isinstance(system, _BatchedModelAdapter) else "client"
+        """The system's ``placement`` hook when it has one (the model adapters declare
+        ``worker``), else ``client`` (the eSpeak lanes fork processes, which a daemonic Dask
+        worker may not)."""
+        return "worker" if getattr(system, "placement", None) == "worker" else "client"
 
     def submit(self, fn: Any, job: Any, *, gpu: bool = False) -> Future[Any]:
         """One model unit on the cluster (on a GPU worker when there is one and ``gpu``)."""

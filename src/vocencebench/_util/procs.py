@@ -12,7 +12,7 @@ Three mechanisms, used together:
   is the forkserver, which outlives the main process; once the workers are gone, the
   forkserver and the resource tracker see their pipes close and exit by themselves.
 * Process groups: command systems run in a session of their own, under a small guard
-  (:mod:`vocencebench._cmdguard`) that kills the whole group when the run dies, so a
+  (:mod:`vocencebench.systems._cmdguard`) that kills the whole group when the run dies, so a
   grandchild cannot outlive it either.
 
 Workers also ignore SIGINT: Ctrl-C goes to the whole terminal process group, and only the

@@ -42,7 +42,7 @@ def demo_systems(*, neural: bool = True) -> tuple[dict[str, Any], list[str]]:
                      "pip install hibari-tts)")
         return systems, notes
     try:
-        nmod = importlib.import_module("vocencebench.neural")
+        nmod = importlib.import_module("vocencebench.systems.hibari")
     except ImportError as exc:
         notes.append(f"hibari, hibari-follow: skipped (this vocencebench has no neural "
                      f"built-ins: {exc})")

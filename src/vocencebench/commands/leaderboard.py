@@ -112,7 +112,7 @@ def register(sub: Any) -> None:
 
 
 def _systems(specs: list[str]) -> dict[str, Any]:
-    from ..adapters import parse_system_spec
+    from ..specs import build_system
 
     if len(specs) < 2:
         raise ConfigError("a leaderboard needs at least two --system NAME=SPEC")
@@ -121,7 +121,7 @@ def _systems(specs: list[str]) -> dict[str, Any]:
         name, spec = parse_named_system(text)
         if name in out:
             raise ConfigError(f"two systems are named {name!r}; name them: --system NAME=SPEC")
-        out[name] = parse_system_spec(spec)
+        out[name] = build_system(spec)
     return out
 
 

@@ -36,16 +36,16 @@ __all__ = ["DEMO_RUN", "DEMO_SYSTEMS", "register"]
 def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     """Every argument checked and every component built before any work starts: a bad option
     fails in a second with one line, never after hours of synthesis."""
-    from ..adapters import parse_system_spec
     from ..executor import check_workers, validate_executor_spec
     from ..outputs import claim_directory
+    from ..specs import build_system
     from ._judge_args import judge_from_args
 
     validate_executor_spec(args.executor)
     check_workers(args.workers)
     items, selection = load_items(args)
-    model_a = parse_system_spec(args.system_a)
-    model_b = parse_system_spec(args.system_b)
+    model_a = build_system(args.system_a)
+    model_b = build_system(args.system_b)
     label_a = args.label_a or default_label(args.system_a)
     label_b = args.label_b or default_label(args.system_b)
     if label_a == label_b:

@@ -25,6 +25,8 @@ from ..adapters import synthesize_item, system_id
 from ..cache import Cache, NullCache, cache_key
 from ..errors import ConfigError, VocenceError
 from ..schema import Item
+from ..specs import build_system
+from ..systems.hibari import NEURAL_SYSTEMS
 from ..traits import TRAITS
 from ._result import RedteamResult
 from ._verdict import AttackRow, Duel, verdict
@@ -39,21 +41,20 @@ System = Callable[[str, str], bytes]
 
 
 def _hibari(name: str) -> System | None:
-    """``HibariSystem(name)`` from :mod:`vocencebench.neural` when hibari-tts is installed."""
+    """The built-in ``name`` (``hibari`` or ``hibari-follow``, from the spec registry) when
+    hibari-tts is installed, else None."""
     if importlib.util.find_spec("hibari") is None:
         return None
     try:
-        neural = importlib.import_module("vocencebench.neural")
-        system: System = neural.HibariSystem(name)
+        return build_system(name)
     except (ImportError, AttributeError, VocenceError):
         return None
-    return system
 
 
 def default_reference() -> tuple[System, str, System, str]:
     """(reference, its label, flat base, its label): ``hibari-follow`` and ``hibari`` when
-    hibari-tts and :mod:`vocencebench.neural` are available, else ``espeak-follow`` and
-    ``espeak-flat``."""
+    hibari-tts and :mod:`vocencebench.systems.hibari` are available, else ``espeak-follow``
+    and ``espeak-flat``."""
     ref = _hibari("hibari-follow")
     flat = _hibari("hibari") if ref is not None else None
     if ref is not None and flat is not None:
@@ -66,21 +67,19 @@ def default_reference() -> tuple[System, str, System, str]:
 
 def resolve_system(spec: str | System) -> tuple[System, str]:
     """A system and its table label from a CLI spec (``hibari-follow``, ``espeak-follow``,
-    ``cmd:…`` …) or a system object."""
+    ``cmd:…`` …, built by the spec registry) or a system object."""
     if not isinstance(spec, str):
         sid = system_id(spec)
         return spec, sid.split("@")[0].split("/")[-1][:40] or "reference"
-    if spec in ("hibari", "hibari-follow"):
+    kind, _, rest = spec.partition(":")
+    label = kind if not rest else f"{kind}-{rest.replace(os.sep, '/').rstrip('/')[-30:]}"
+    if spec in NEURAL_SYSTEMS:
         system = _hibari(spec)
         if system is None:
             raise ConfigError(f"{spec} needs hibari-tts and vocencebench.neural; "
                               "install with: pip install hibari-tts")
-        return system, spec
-    from ..adapters import parse_system_spec
-
-    kind, _, rest = spec.partition(":")
-    label = kind if not rest else f"{kind}-{rest.replace(os.sep, '/').rstrip('/')[-30:]}"
-    return parse_system_spec(spec), label
+        return system, label
+    return build_system(spec), label
 
 
 def _flat_for(label: str) -> tuple[System, str]:

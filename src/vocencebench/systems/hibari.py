@@ -33,14 +33,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from .constants import PROJECT_SEED
-from .errors import ConfigError, MissingDependencyError, SynthesisError
+from .._util.deps import require
+from .._util.praat import seeded
+from ..audio import to_wav_bytes
+from ..constants import PROJECT_SEED
+from ..errors import ConfigError, MissingDependencyError, SynthesisError
+from ..instruction import parse_instruction
+from ..loudness import integrated_loudness
+from ..norms import REFERENCE_F0_HZ, age_group
+from ..traits import TRAITS
+from .base import installed_version
 
 __all__ = [
     "AGE_SPEED_FACTOR",
@@ -134,13 +141,6 @@ ACCENT_G2P: Final[Mapping[str, tuple[bool, str]]] = {
 }
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
 def hibari_available() -> bool:
     """True when hibari-tts (and parselmouth, for ``hibari-follow``) can be imported."""
     try:
@@ -192,9 +192,6 @@ def plan_hibari(traits: Mapping[str, str]) -> HibariPlan:
     absent pitch the typical F0 of the requested gender and age (when either is requested),
     an absent loudness the normal level. An unknown trait or value raises ConfigError.
     """
-    from .norms import REFERENCE_F0_HZ, age_group
-    from .traits import TRAITS
-
     TRAITS.check_values(traits)
 
     realised: dict[str, str] = {}
@@ -257,8 +254,6 @@ def plan_hibari(traits: Mapping[str, str]) -> HibariPlan:
 
 
 def _parse(instruction: str) -> dict[str, str]:
-    from .instruction import parse_instruction
-
     return dict(parse_instruction(instruction))
 
 
@@ -269,12 +264,8 @@ _ENGINE_LOCK = threading.Lock()
 
 
 def _hibari_module() -> Any:
-    try:
-        import hibari
-    except ImportError as exc:
-        raise MissingDependencyError("the neural built-in voices (hibari, hibari-follow)",
-                                     "neural", package="hibari-tts") from exc
-    return hibari
+    return require("hibari", "the neural built-in voices (hibari, hibari-follow)", "neural",
+                   package="hibari-tts")
 
 
 def _engine(british: bool) -> Any:
@@ -298,12 +289,8 @@ def _engine(british: bool) -> Any:
 
 
 def _parselmouth() -> Any:
-    try:
-        import parselmouth
-    except ImportError as exc:
-        raise MissingDependencyError("hibari-follow's pitch and formant steering", "neural",
-                                     package="praat-parselmouth") from exc
-    return parselmouth
+    return require("parselmouth", "hibari-follow's pitch and formant steering", "neural",
+                   package="praat-parselmouth")
 
 
 FloatArray = npt.NDArray[np.float64]
@@ -315,8 +302,6 @@ def _change_gender(x: FloatArray, plan: HibariPlan, seed: int) -> FloatArray:
     seeded with ``seed`` for the call (:func:`vocencebench._util.praat.seeded`)."""
     pm = _parselmouth()
     from parselmouth.praat import call
-
-    from ._util.praat import seeded
 
     snd = pm.Sound(x, sampling_frequency=SAMPLE_RATE)
     try:
@@ -362,8 +347,6 @@ def _limit(x: FloatArray, ceiling: float = LIMITER_CEILING) -> FloatArray:
 
 
 def _loudness(x: FloatArray) -> float | None:
-    from .loudness import integrated_loudness
-
     lufs, _ = integrated_loudness(x, SAMPLE_RATE)
     return lufs
 
@@ -387,8 +370,6 @@ def _to_level(x: FloatArray, target_lufs: float) -> FloatArray:
 
 def render(text: str, plan: HibariPlan, *, seed: int = RAND_SEED) -> bytes:
     """Render ``text`` with ``plan``: 16-bit mono WAV bytes at 24 kHz (deterministic)."""
-    from .audio import to_wav_bytes
-
     if not isinstance(text, str):
         raise SynthesisError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
@@ -434,9 +415,9 @@ class HibariSystem:
             _parselmouth()
         self.name = name
         self.seed = seed
-        engine = f"hibari-tts-{_version('hibari-tts')}"
+        engine = f"hibari-tts-{installed_version('hibari-tts')}"
         if name == "hibari-follow":
-            engine += f"+parselmouth-{_version('praat-parselmouth')}"
+            engine += f"+parselmouth-{installed_version('praat-parselmouth')}"
         self.system_id = f"{name}@{engine}+steer{STEERING_VERSION}"
         if seed != RAND_SEED:
             self.system_id += f"+seed{seed}"

@@ -1,0 +1,183 @@
+"""Command-line systems: one command per item, in a process group of its own.
+
+The command runs under a small guard script (``_cmdguard.py`` beside this file, started by
+path as ``python -I -S``) that kills the whole group when the calling process dies; a timeout
+or an interrupted run kills the group from here (:func:`kill_running_commands`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from ..errors import ConfigError, SynthesisError
+from .base import CLIP_MAX_BYTES, check_max_bytes, read_clip
+
+__all__ = ["CommandAdapter", "kill_running_commands"]
+
+_GUARD = str(Path(__file__).with_name("_cmdguard.py"))
+
+# Command groups running now in this process. A command runs in a stage thread, which never
+# sees the main thread's KeyboardInterrupt; without this the interrupted run would wait, at
+# interpreter exit, for that thread and so for the command (the guard's lifeline only fires
+# once this process is gone): Ctrl-C would hang until the command's timeout.
+_running: set[tuple[subprocess.Popen[bytes], bool]] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running_commands() -> int:
+    """Kill the process group of every command system this process is running now (what an
+    interrupted run does before it returns); their calls then fail. Returns how many."""
+    with _running_lock:
+        running = list(_running)
+    for proc, grouped in running:
+        _kill_group(proc, grouped)
+    return len(running)
+
+
+def _stderr_tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            tail = f.read()
+    except OSError:
+        return ""
+    return " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """``proc.wait(timeout)`` without its polling (which adds up to 50 ms per call): a pidfd
+    becomes readable the moment the process exits (Linux ≥ 5.3)."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
+    if pidfd_open is not None:
+        with contextlib.suppress(OSError):
+            fd = pidfd_open(proc.pid)
+    if fd is None:
+        return proc.wait(timeout=timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait()
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grouped: bool) -> None:
+    """Kill the command and everything it started (its process group), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if grouped:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    with contextlib.suppress(Exception):
+        proc.wait(timeout=10)
+
+
+class CommandAdapter:
+    """Runs a command per item, without a shell: ``{text}``, ``{instruction}``, ``{out}``.
+
+    The template is split with :func:`shlex.split` first and placeholders are filled per
+    argument, so a script containing quotes or ``;`` is passed verbatim, never interpreted.
+    The command must write a WAV file to ``{out}``. ``timeout`` is in seconds; ``max_bytes``
+    caps the clip it writes (checked before reading; default :data:`CLIP_MAX_BYTES`).
+
+    Process hygiene (POSIX): the command runs in a session and process group of its own under
+    a small guard (:mod:`vocencebench.systems._cmdguard`). On a timeout, or when the caller is
+    interrupted, the whole group is killed, grandchildren included; when the calling process
+    dies (even by SIGKILL) the guard kills the group. Its stdin is empty, its stdout
+    discarded and only the last lines of its stderr kept for the failure reason. A command
+    that moves itself into a new session (``setsid``) escapes the group.
+    """
+
+    def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None,
+                 max_bytes: int = CLIP_MAX_BYTES) -> None:
+        try:
+            self.argv_template = shlex.split(template)
+        except ValueError as exc:  # an unbalanced quote
+            raise ConfigError(f"cannot parse command template {template!r}: {exc}") from None
+        if not self.argv_template:
+            raise ConfigError("command template is empty")
+        if not any("{out}" in a for a in self.argv_template):
+            raise ConfigError(f"command template {template!r} must contain {{out}}")
+        self.timeout = timeout
+        self.max_bytes = check_max_bytes(max_bytes)
+        self.system_id = name or f"cmd:{template}"
+
+    def __call__(self, text: str, instruction: str) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="vocence-cmd-") as tmp:
+            out = os.path.join(tmp, "out.wav")
+            values = {"text": text, "instruction": instruction, "out": out}
+            argv = [_fill(a, values) for a in self.argv_template]
+            if shutil.which(argv[0]) is None:
+                raise SynthesisError(f"command not found: {argv[0]}")
+            err_path = os.path.join(tmp, "stderr.txt")
+            code = self._run(argv, err_path)
+            if code != 0:
+                raise SynthesisError(
+                    f"command exited {code}: {argv[0]}: {_stderr_tail(err_path)}"
+                )
+            wav = read_clip(out, self.max_bytes, f"command {argv[0]}")
+            if wav is None:
+                raise SynthesisError(f"command {argv[0]} wrote no file to {{out}}")
+            return wav
+
+    def _run(self, argv: list[str], err_path: str) -> int:
+        grouped = os.name == "posix" and bool(sys.executable)
+        # The guard holds the read end of a lifeline pipe; only this process holds the
+        # write end, so the guard sees end-of-file the moment this process dies.
+        life_r, life_w = os.pipe() if grouped else (-1, -1)
+        full = ([sys.executable, "-I", "-S", _GUARD, str(life_r), "--", *argv]
+                if grouped else argv)
+        try:
+            with open(err_path, "wb") as err:
+                try:
+                    proc = subprocess.Popen(full, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=err,
+                                            start_new_session=grouped,
+                                            pass_fds=(life_r,) if grouped else ())
+                except OSError as exc:
+                    raise SynthesisError(f"cannot run {argv[0]}: {exc.strerror or exc}") \
+                        from exc
+                finally:
+                    if grouped:
+                        os.close(life_r)
+                entry = (proc, grouped)
+                with _running_lock:
+                    _running.add(entry)
+                try:
+                    return _wait(proc, self.timeout)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc, grouped)
+                    raise SynthesisError(
+                        f"command timed out after {self.timeout:g} s: {argv[0]}"
+                    ) from None
+                except BaseException:  # Ctrl-C, an error here: take the command along
+                    _kill_group(proc, grouped)
+                    raise
+                finally:
+                    with _running_lock:
+                        _running.discard(entry)
+        finally:
+            if grouped:
+                os.close(life_w)
+
+    def __repr__(self) -> str:
+        return f"CommandAdapter({self.system_id!r})"
+
+
+def _fill(arg: str, values: dict[str, str]) -> str:
+    # Replace only our three placeholders; other braces stay as they are.
+    return re.sub(r"\{(text|instruction|out)\}", lambda m: values[m.group(1)], arg)
+
