@@ -419,13 +419,13 @@ def test_judge_works_without_the_decoder(monkeypatch: pytest.MonkeyPatch,
                                          caplog: pytest.LogCaptureFixture) -> None:
     import vocencebench.audio
     from vocencebench.errors import MissingDependencyError
-    from vocencebench.judge import _judge
+    from vocencebench.judge import _clips
 
     def no_decoder(*a: Any, **k: Any) -> Any:
         raise MissingDependencyError("decoding audio", "probes", package="soundfile")
 
     monkeypatch.setattr(vocencebench.audio, "load_audio", no_decoder)
-    monkeypatch.setattr(_judge, "_warned_no_decoder", False)
+    monkeypatch.setattr(_clips, "_warned_no_decoder", False)
     backend = ScriptedBackend(lambda r: answer("A", 2, 1))
     v = Judge(backend).compare(text=TEXT, instruction=INSTR, audio_a=CLIP_X, audio_b=CLIP_Y,
                                consistent=False)

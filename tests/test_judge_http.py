@@ -345,9 +345,6 @@ def test_no_key_in_logs_repr_or_results(api: str, caplog: pytest.LogCaptureFixtu
 def test_async_compare_is_bounded_and_retries() -> None:
     slept: list[float] = []
 
-    async def fake_sleep(s: float) -> None:
-        slept.append(s)
-
     def respond(call: Call) -> Reply:
         if call.index == 0:
             return Reply(status=429, body={}, headers={"Retry-After": "3"})
@@ -356,7 +353,7 @@ def test_async_compare_is_bounded_and_retries() -> None:
         return r
 
     with FakeJudgeServer("gemini", respond) as srv:
-        backend = make_backend("gemini", srv, async_sleep=fake_sleep)
+        backend = make_backend("gemini", srv, sleep=slept.append)  # units run in threads
         judge = Judge(backend, max_concurrency=2)
         v = asyncio.run(judge.acompare(text=TEXT, instruction=INSTR, audio_a=CLIP_X,
                                        audio_b=CLIP_Y, dimension="naturalness", votes=2))

@@ -8,40 +8,29 @@ by one :class:`BackendOptions`) turns a pair of clips into a
 
 from __future__ import annotations
 
-from ._backends import (
+from ._aggregate import ORDERS, DimensionJudgement, SingleJudgement, aggregate
+from ._cache import MemoryVerdictCache, TableVerdictCache, VerdictCache, verdict_cache_key
+from ._gemini import DEFAULT_GEMINI_BASE_URL, GEMINI_BASE_URL_ENV, GeminiBackend
+from ._judge import DEFAULT_GEMINI_MODEL, Judge
+from ._openai_chat import OpenAIChatBackend
+from ._options import BackendOptions
+from ._protocols import CachingJudge, PairJudge
+from ._scripted import ScriptedBackend
+from ._types import (
     AUDIO_TOKENS_PER_SECOND,
-    DEFAULT_GEMINI_BASE_URL,
-    GEMINI_BASE_URL_ENV,
     PRICES,
     PRICES_AS_OF,
     AsyncJudgeBackend,
     AudioInput,
-    BackendOptions,
     CallUsage,
-    GeminiBackend,
     JudgeBackend,
     JudgeReply,
     JudgeRequest,
-    OpenAIChatBackend,
     Price,
-    ScriptedBackend,
     UnretryableAnswerError,
     Usage,
     wav_duration_s,
 )
-from ._judge import (
-    DEFAULT_GEMINI_MODEL,
-    ORDERS,
-    DimensionJudgement,
-    Judge,
-    MemoryVerdictCache,
-    SingleJudgement,
-    TableVerdictCache,
-    VerdictCache,
-    aggregate,
-    verdict_cache_key,
-)
-from ._protocols import CachingJudge, PairJudge
 
 __all__ = [
     "AUDIO_TOKENS_PER_SECOND",
