@@ -1,9 +1,17 @@
 """The audio-LLM judge: rubric prompts, order swap, vote@k, backends, usage and cost.
 
-``Judge`` (factories ``Judge.gemini``, ``Judge.local`` and ``Judge.from_spec``, all configured
-by one :class:`BackendOptions`) turns a pair of clips into a
-:class:`~vocencebench.schema.Verdict`; backends implement the one-method
+``Judge`` (factories ``Judge.gemini``, ``Judge.local``, ``Judge.from_spec`` and
+``Judge.from_form``, all configured by one :class:`BackendOptions`) turns a pair of clips into
+a :class:`~vocencebench.schema.Verdict`; backends implement the one-method
 :class:`JudgeBackend` protocol. See ``docs/judge.md``.
+
+The package is a façade over one private module per job: ``_types`` (requests, replies,
+usage, prices, the backend protocols), ``_options`` (:class:`BackendOptions`), ``_metering``
+(usage totals and the spend cap), ``_http_backend`` (the request path the HTTP backends
+share), ``_gemini``, ``_openai_chat``, ``_scripted`` (the backends), ``_clips`` (clips made
+ready to send), ``_cache`` (verdict caches and their key), ``_aggregate`` (single judgements
+and how they fold into a verdict), ``_judge`` (the judging loop and its factories) and
+``_protocols`` (what a run asks of a judge).
 """
 
 from __future__ import annotations

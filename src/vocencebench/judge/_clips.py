@@ -25,6 +25,8 @@ class SentClip(NamedTuple):
 
 
 def as_clip(audio: Any, name: str) -> Clip:
+    """``audio`` (encoded bytes, a Clip, or anything with ``wav`` bytes) as a Clip named
+    ``name``; a ConfigError for anything else, an AudioError for no bytes."""
     if isinstance(audio, Clip):
         return audio
     if isinstance(audio, bytes | bytearray | memoryview):

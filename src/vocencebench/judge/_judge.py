@@ -22,18 +22,22 @@ Clips are given as encoded bytes in any format :func:`vocencebench.audio.load_au
 (WAV, FLAC, OGG, MP3) or as :class:`vocencebench.audio.Clip`; the judge always sends 16-bit
 PCM WAV (:meth:`Clip.judge_wav`: the original bytes when they already are, else one
 conversion) and keys its cache by the sha256 of the clip as given.
+
+The async methods (:meth:`Judge.acompare`, :meth:`Judge.acompare_all`,
+:meth:`Judge.ajudge_once`) are the same calls run in a worker thread: one judging loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import logging
 import math
 import os
 import weakref
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..errors import ConfigError, JudgeResponseError
 from ..prompts import (
@@ -60,6 +64,9 @@ __all__ = ["DEFAULT_GEMINI_MODEL", "Judge"]
 
 log = logging.getLogger("vocencebench.judge")
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 #: The model ``Judge.gemini()`` uses unless told otherwise.
 DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
 
@@ -68,42 +75,6 @@ DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
 _JUDGE_KEYWORDS = ("registry", "max_invalid_retries", "max_concurrency", "temperature",
                    "cache", "validate_audio")
 _HOOK_KEYWORDS = ("transport", "sleep", "rand", "wall_clock")
-
-
-class _Unit(NamedTuple):
-    """One single judgement to make (the arguments of ``Judge._once``): one dimension, or
-    a tuple of them asked in one call, in one ``order`` for one ``vote``."""
-
-    text: str
-    instruction: str
-    a: SentClip
-    b: SentClip
-    dimension: str | Sequence[str]
-    order: str
-    vote: int
-    category: str | None
-
-    @property
-    def dims(self) -> tuple[str, ...]:
-        """The dimensions this unit asks for."""
-        return (self.dimension,) if isinstance(self.dimension, str) else tuple(self.dimension)
-
-
-class _Plan(NamedTuple):
-    """The units of one comparison, in the order they run, and how they fold into verdicts."""
-
-    dims: tuple[str, ...]
-    consistent: bool
-    units: tuple[_Unit, ...]
-
-    def verdicts(self, done: Sequence[SingleJudgement]) -> dict[str, Verdict]:
-        """One verdict per dimension: :func:`aggregate` over the units that asked for it
-        (``done[i]`` is the judgement of ``units[i]``)."""
-        return {
-            d: aggregate([sj for u, sj in zip(self.units, done, strict=True) if d in u.dims], d,
-                         consistent=self.consistent)
-            for d in self.dims
-        }
 
 
 def _key_from_env(name: str | None) -> str | None:
@@ -129,11 +100,30 @@ def _split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return judge, hooks, settings
 
 
+def _async_twin(method: Callable[Concatenate[Judge, P], R]
+                ) -> Callable[Concatenate[Judge, P], Coroutine[Any, Any, R]]:
+    """The async twin of a :class:`Judge` method: the same call (same keywords, same units in
+    the same order) in a worker thread, at most ``max_concurrency`` of them at once per event
+    loop, so an async caller runs several comparisons concurrently."""
+
+    @functools.wraps(method)
+    async def twin(self: Judge, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        async with self._semaphore():
+            return await asyncio.to_thread(method, self, *args, **kwargs)
+
+    twin.__name__ = "a" + method.__name__
+    twin.__qualname__ = f"Judge.{twin.__name__}"
+    twin.__doc__ = (f"Async :meth:`{method.__name__}`: the same call in a worker thread (at "
+                    "most ``max_concurrency`` calls of this judge at once per event loop).")
+    return twin
+
+
 class Judge:
     """An audio-LLM judge over any :class:`JudgeBackend`.
 
     ``max_invalid_retries``: extra asks after an invalid answer (per single judgement);
-    ``max_concurrency``: backend calls in flight at once in the async methods;
+    ``max_concurrency``: calls of the async methods running at once per event loop (each
+    makes its backend calls one after the other, so this bounds the calls in flight too);
     ``temperature``: sampling temperature (0 = greedy); ``cache``: a :class:`VerdictCache`
     (or a store with ``get_json``/``put_json``) keeping finished single judgements;
     ``validate_audio``: run :func:`vocencebench.audio.load_audio` on each clip first.
@@ -437,7 +427,7 @@ class Judge:
             self.cache.put(key, sj.to_dict())
         return sj
 
-    # -- the order × vote plan of a comparison
+    # -- comparisons: every order × vote, one unit after the other
     @staticmethod
     def _units(votes: int, swap: bool | None, consistent: bool) -> list[tuple[str, int]]:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
@@ -453,39 +443,6 @@ class Judge:
             raise ConfigError(f"need distinct dimensions, got {list(dims)}")
         return dims
 
-    def _plan(self, text: str, instruction: str, audio_a: AudioLike, audio_b: AudioLike, *,
-              dims: tuple[str, ...], all_at_once: bool, consistent: bool, votes: int,
-              swap: bool | None, category: str | None) -> _Plan:
-        """The units of one comparison, in the order they run: per dimension (or all of
-        them in one call when ``all_at_once``), every order × vote."""
-        units = self._units(votes, swap, consistent)
-        a, b = self._clips(audio_a, audio_b)
-        asked: list[str | tuple[str, ...]] = [dims] if all_at_once else list(dims)
-        return _Plan(dims, consistent, tuple(
-            _Unit(text, instruction, a, b, d, o, v, category) for d in asked for o, v in units
-        ))
-
-    def _run(self, plan: _Plan) -> dict[str, Verdict]:
-        """Judge the plan's units one after the other (the order is the plan's)."""
-        return plan.verdicts([self._once(*unit) for unit in plan.units])
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
-        return sem
-
-    async def _in_thread(self, unit: _Unit) -> SingleJudgement:
-        """:meth:`_once` in a worker thread, at most ``max_concurrency`` at once."""
-        async with self._semaphore():
-            return await asyncio.to_thread(self._once, *unit)
-
-    async def _arun(self, plan: _Plan) -> dict[str, Verdict]:
-        """Async :meth:`_run`: the units run at once in worker threads."""
-        return plan.verdicts(await asyncio.gather(*(self._in_thread(u) for u in plan.units)))
-
-    # -- comparisons
     def compare(
         self,
         *,
@@ -509,10 +466,10 @@ class Judge:
         Raises :class:`~vocencebench.errors.JudgeError` when any unit fails.
         """
         self.registry.check_dimension(dimension)
-        plan = self._plan(text, instruction, audio_a, audio_b, dims=(dimension,),
-                          all_at_once=False, consistent=consistent, votes=votes, swap=swap,
-                          category=category)
-        return self._run(plan)[dimension]
+        units = self._units(votes, swap, consistent)
+        a, b = self._clips(audio_a, audio_b)
+        sjs = [self._once(text, instruction, a, b, dimension, o, v, category) for o, v in units]
+        return aggregate(sjs, dimension, consistent=consistent)
 
     def compare_all(
         self,
@@ -533,67 +490,26 @@ class Judge:
         ``all_at_once=True`` asks for every dimension in one call per order and vote (one
         audio upload); ``False`` makes one call per dimension, as :meth:`compare`.
         """
-        plan = self._plan(text, instruction, audio_a, audio_b, dims=self._dims(dimensions),
-                          all_at_once=all_at_once, consistent=consistent, votes=votes,
-                          swap=swap, category=category)
-        return self._run(plan)
-
-    # -- the async twins: the same units, each in a worker thread
-    async def ajudge_once(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimension: str | Sequence[str] = "tone",
-        order: str = "ab",
-        vote: int = 0,
-        category: str | None = None,
-    ) -> SingleJudgement:
-        """Async :meth:`judge_once` (in a worker thread; at most ``max_concurrency`` units of
-        this judge at once per event loop)."""
+        dims = self._dims(dimensions)
+        units = self._units(votes, swap, consistent)
         a, b = self._clips(audio_a, audio_b)
-        return await self._in_thread(
-            _Unit(text, instruction, a, b, dimension, order, vote, category))
+        if not all_at_once:
+            return {
+                d: aggregate([self._once(text, instruction, a, b, d, o, v, category)
+                              for o, v in units], d, consistent=consistent)
+                for d in dims
+            }
+        sjs = [self._once(text, instruction, a, b, dims, o, v, category) for o, v in units]
+        return {d: aggregate(sjs, d, consistent=consistent) for d in dims}
 
-    async def acompare(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimension: str = "tone",
-        consistent: bool = True,
-        votes: int = 1,
-        swap: bool | None = None,
-        category: str | None = None,
-    ) -> Verdict:
-        """Async :meth:`compare`: the units run concurrently in worker threads (at most
-        ``max_concurrency`` at once)."""
-        self.registry.check_dimension(dimension)
-        plan = self._plan(text, instruction, audio_a, audio_b, dims=(dimension,),
-                          all_at_once=False, consistent=consistent, votes=votes, swap=swap,
-                          category=category)
-        return (await self._arun(plan))[dimension]
+    # -- the async twins: the same calls in a worker thread
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
+        return sem
 
-    async def acompare_all(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimensions: Sequence[str] | None = None,
-        all_at_once: bool = True,
-        consistent: bool = True,
-        votes: int = 1,
-        swap: bool | None = None,
-        category: str | None = None,
-    ) -> dict[str, Verdict]:
-        """Async :meth:`compare_all` (the units concurrently, as :meth:`acompare`)."""
-        plan = self._plan(text, instruction, audio_a, audio_b, dims=self._dims(dimensions),
-                          all_at_once=all_at_once, consistent=consistent, votes=votes,
-                          swap=swap, category=category)
-        return await self._arun(plan)
+    ajudge_once = _async_twin(judge_once)
+    acompare = _async_twin(compare)
+    acompare_all = _async_twin(compare_all)

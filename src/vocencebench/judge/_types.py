@@ -3,7 +3,8 @@
 A backend is anything with ``model`` and ``complete(request) -> JudgeReply``
 (:class:`JudgeBackend`); ``acomplete`` (:class:`AsyncJudgeBackend`) is its async twin, which
 the shipped backends provide as :meth:`AsyncInThread.acomplete` (``complete`` in a worker
-thread). :class:`Usage` totals and :class:`Price` tables are in USD per million tokens.
+thread). A :class:`Price` is in USD per million tokens; :class:`Usage` counts tokens and
+totals the cost in USD.
 """
 
 from __future__ import annotations
