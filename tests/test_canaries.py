@@ -28,8 +28,7 @@ from vocencebench.canaries import (
     run_canaries,
 )
 from vocencebench.errors import CanaryError, InstrumentError, is_fatal
-from vocencebench.judge import Judge, ScriptedBackend
-from vocencebench.judge._backends import JudgeRequest
+from vocencebench.judge import Judge, JudgeRequest, ScriptedBackend
 from vocencebench.probes import (
     GenderHeuristicProbe,
     LoudnessProbe,

@@ -19,8 +19,7 @@ import vocencebench as vb
 from judge_fakes import Call, FakeJudgeServer, PitchProbe, Reply, Tone, answer
 from vocencebench.cache import Cache
 from vocencebench.errors import ConfigError, JudgeError, ProbeError, ServiceError
-from vocencebench.judge import Judge
-from vocencebench.judge._backends import JudgeReply, JudgeRequest, OpenAIChatBackend
+from vocencebench.judge import Judge, JudgeReply, JudgeRequest, OpenAIChatBackend
 from vocencebench.schema import INCOMPLETE, Item, ProbeResult
 
 ITEMS = vb.load_benchmark("benchmark_v1")[:6]

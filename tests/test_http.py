@@ -7,7 +7,6 @@ measurement is the per-attempt deadline against a trickling server: never before
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import pickle
@@ -18,13 +17,8 @@ from typing import Any
 import pytest
 
 from judge_fakes import KEY, Call, FakeJudgeServer, Reply
-from vocencebench._util.http import (
-    HttpClient,
-    HTTPFailure,
-    RetryPolicy,
-    is_retry_status,
-    retry_delay_s,
-)
+from vocencebench._util.http import HttpClient, HTTPFailure
+from vocencebench._util.retry import RetryPolicy, is_retry_status, retry_delay_s
 from vocencebench.errors import ConfigError, ServiceError
 
 OK = Reply(body={"ok": True})
@@ -210,8 +204,7 @@ def test_a_server_that_answered_before_is_retried_after_a_refusal() -> None:
 #: What a deadline may be late by, per attempt: the issue's "deadline ± 1 s". Each test first
 #: makes one normal request, so one-time costs (lazy imports, the TLS context, the pool) are
 #: not in the measured interval; what is left per attempt is connecting, sending and unwinding
-#: the timeout (and, on the async path, a new connection pool per call). Measured late by
-#: 1–20 ms sync and 120–160 ms async, idle or at load average 8 on a 2-core machine; without
+#: the timeout. Measured late by 1–20 ms, idle or at load average 8 on a 2-core machine; without
 #: the warm-up a first call was up to 0.8 s late under that load. Hence 1 s per attempt, not a
 #: single 1 s for a call that makes several.
 LATE_S = 1.0
@@ -255,36 +248,6 @@ def test_a_trickling_server_is_cut_at_the_deadline(what: str, retries: int) -> N
     assert err.value.reason == "deadline" and not err.value.fatal
     assert err.value.calls == attempts == len(srv.calls) - 1 and len(slept) == retries
     assert_cut_at_deadline(elapsed, timeout_s, attempts=attempts)
-
-
-def test_async_trickle_is_cut_at_the_deadline() -> None:
-    async def fake_sleep(s: float) -> None:
-        return None
-
-    def respond(call: Call) -> Reply:
-        if call.index == 0:  # the warm-up request
-            return OK
-        return Reply(raw=b"{" + b" " * 400 + b"}", trickle_s=0.05)
-
-    timeout_s, retries = 1.0, 0
-    with FakeJudgeServer("raw", respond) as srv:
-        c = HttpClient("svc", timeout_s=timeout_s, retry=RetryPolicy(max_retries=retries),
-                       async_sleep=fake_sleep)
-
-        async def warm_then_trickle() -> None:
-            await c.arequest("POST", srv.url + "/x", json={})
-            t0 = time.monotonic()  # in the loop: its start-up is not the deadline's
-            try:
-                await c.arequest("POST", srv.url + "/x", json={})
-            finally:
-                elapsed.append(time.monotonic() - t0)
-
-        elapsed: list[float] = []
-        with pytest.raises(HTTPFailure, match="deadline") as err:
-            asyncio.run(warm_then_trickle())
-    attempts = retries + 1
-    assert err.value.calls == attempts == len(srv.calls) - 1
-    assert_cut_at_deadline(elapsed[0], timeout_s, attempts=attempts)
 
 
 def test_body_cap_stops_reading() -> None:
@@ -334,20 +297,6 @@ def test_a_url_password_and_an_api_key_together_are_refused_before_any_call() ->
             assert "user:password@" in str(err.value)
             assert url_secret not in str(err.value) and KEY not in str(err.value)
         assert srv.calls == []
-
-
-def test_async_request_retries_like_the_sync_one() -> None:
-    slept: list[float] = []
-
-    async def fake_sleep(s: float) -> None:
-        slept.append(s)
-
-    first = google_429(retry_info("2s"))
-    with FakeJudgeServer("raw", script(first, Reply(status=500, body={}))) as srv:
-        c = HttpClient("svc", retry=RetryPolicy(max_retries=3, backoff_s=0.5, jitter=0.0),
-                       async_sleep=fake_sleep)
-        resp = asyncio.run(c.arequest("POST", srv.url + "/x", json={}))
-    assert resp.calls == 3 and slept == [2.0, 1.0]
 
 
 # ---------------------------------------------------------------- pieces

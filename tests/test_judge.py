@@ -410,6 +410,42 @@ def test_judge_logs_invalid_answers_without_keys(caplog: pytest.LogCaptureFixtur
     assert any("invalid answer" in r.getMessage() for r in caplog.records)
 
 
+def test_async_twins_are_the_sync_calls_in_a_thread() -> None:
+    import asyncio
+
+    def run(judge: Judge) -> list[Any]:
+        kw: dict[str, Any] = {"text": TEXT, "instruction": INSTR, "audio_a": CLIP_X,
+                              "audio_b": CLIP_Y}
+        return [judge.judge_once(**kw, order="ba", vote=1), judge.compare(**kw, votes=2),
+                judge.compare_all(**kw, dimensions=["tone", "naturalness"])]
+
+    async def arun(judge: Judge) -> list[Any]:
+        kw: dict[str, Any] = {"text": TEXT, "instruction": INSTR, "audio_a": CLIP_X,
+                              "audio_b": CLIP_Y}
+        return [await judge.ajudge_once(**kw, order="ba", vote=1),
+                await judge.acompare(**kw, votes=2),
+                await judge.acompare_all(**kw, dimensions=["tone", "naturalness"])]
+
+    def script() -> list[Any]:  # a sequence: the units must come in the same order
+        one = [answer("A", 2, 1), answer("B", 1, 3), answer("A", 3, 0), answer("A", 2, 2),
+               answer("B", 0, 1)]
+        both = {"tone": answer("A", 2, 1), "naturalness": answer("B", 1, 2)}
+        return [*one, both, both]
+
+    sync_backend, async_backend = ScriptedBackend(script()), ScriptedBackend(script())
+    expected = run(Judge(sync_backend))
+    got = asyncio.run(arun(Judge(async_backend)))
+    assert got == expected
+    assert [r.parts for r in async_backend.requests] == [r.parts for r in sync_backend.requests]
+    assert Judge.acompare.__name__ == "acompare" and Judge.acompare.__doc__
+    reply = asyncio.run(ScriptedBackend([answer("A", 1, 0)]).acomplete(async_backend.requests[0]))
+    assert json.loads(reply.text) == answer("A", 1, 0)
+    with pytest.raises(ConfigError, match="votes"):
+        asyncio.run(Judge(ScriptedBackend([])).acompare(text=TEXT, instruction=INSTR,
+                                                        audio_a=CLIP_X, audio_b=CLIP_Y,
+                                                        votes=0))
+
+
 def test_request_is_plain_data() -> None:
     req = JudgeRequest(system="s", parts=("t", AudioInput(CLIP_X, "A")), schema={})
     assert req.audio()[0].label == "A" and req.temperature == 0.0
@@ -419,13 +455,13 @@ def test_judge_works_without_the_decoder(monkeypatch: pytest.MonkeyPatch,
                                          caplog: pytest.LogCaptureFixture) -> None:
     import vocencebench.audio
     from vocencebench.errors import MissingDependencyError
-    from vocencebench.judge import _judge
+    from vocencebench.judge import _clips
 
     def no_decoder(*a: Any, **k: Any) -> Any:
         raise MissingDependencyError("decoding audio", "probes", package="soundfile")
 
     monkeypatch.setattr(vocencebench.audio, "load_audio", no_decoder)
-    monkeypatch.setattr(_judge, "_warned_no_decoder", False)
+    monkeypatch.setattr(_clips, "_warned_no_decoder", False)
     backend = ScriptedBackend(lambda r: answer("A", 2, 1))
     v = Judge(backend).compare(text=TEXT, instruction=INSTR, audio_a=CLIP_X, audio_b=CLIP_Y,
                                consistent=False)

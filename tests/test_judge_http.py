@@ -345,9 +345,6 @@ def test_no_key_in_logs_repr_or_results(api: str, caplog: pytest.LogCaptureFixtu
 def test_async_compare_is_bounded_and_retries() -> None:
     slept: list[float] = []
 
-    async def fake_sleep(s: float) -> None:
-        slept.append(s)
-
     def respond(call: Call) -> Reply:
         if call.index == 0:
             return Reply(status=429, body={}, headers={"Retry-After": "3"})
@@ -355,15 +352,20 @@ def test_async_compare_is_bounded_and_retries() -> None:
         r.delay_s = 0.2
         return r
 
+    clips: dict[str, Any] = {"text": TEXT, "instruction": INSTR, "audio_a": CLIP_X,
+                             "audio_b": CLIP_Y}
+
+    async def three_at_once(judge: Judge) -> list[Any]:
+        return await asyncio.gather(
+            judge.acompare(**clips, dimension="naturalness", votes=2),
+            judge.acompare(**clips, dimension="tone"),
+            judge.acompare_all(**clips, dimensions=["tone"], all_at_once=False))
+
     with FakeJudgeServer("gemini", respond) as srv:
-        backend = make_backend("gemini", srv, async_sleep=fake_sleep)
-        judge = Judge(backend, max_concurrency=2)
-        v = asyncio.run(judge.acompare(text=TEXT, instruction=INSTR, audio_a=CLIP_X,
-                                       audio_b=CLIP_Y, dimension="naturalness", votes=2))
-        both = asyncio.run(judge.acompare_all(
-            text=TEXT, instruction=INSTR, audio_a=CLIP_X, audio_b=CLIP_Y,
-            dimensions=["tone"], all_at_once=False))
+        # the async methods run the sync call in a worker thread: its waits use ``sleep``
+        backend = make_backend("gemini", srv, sleep=slept.append)
+        v, tone, both = asyncio.run(three_at_once(Judge(backend, max_concurrency=2)))
     assert v.winner == "b" and v.consistent and slept == [3.0]
-    assert len(srv.calls) == 5 + 2
-    assert srv.max_in_flight == 2
-    assert both["tone"].winner == "b"
+    assert tone.winner == "b" and both["tone"].winner == "b"
+    assert len(srv.calls) == 1 + 4 + 2 + 2  # one 429, retried; then every unit once
+    assert srv.max_in_flight == 2  # three calls, two at once, each one unit at a time

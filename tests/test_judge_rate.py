@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from judge_fakes import CLIP_X, CLIP_Y, Call, FakeJudgeServer, Reply, answer
-from vocencebench._util.http import RateLimiter
+from vocencebench._util.retry import RateLimiter
 from vocencebench.errors import ConfigError
 from vocencebench.judge import Judge
 

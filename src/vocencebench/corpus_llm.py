@@ -37,7 +37,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ._util.http import HttpClient, HTTPFailure, RetryPolicy, check_credentials, join_url
+from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
+from ._util.retry import RetryPolicy
 from .corpus import (
     CORPUS_SEED,
     Assignment,

@@ -271,6 +271,21 @@ _ANSWER_FORMAT = (
 )
 
 
+def _pair_prompt(text: str, instruction: str, question: str, *, schema: dict[str, Any],
+                 schema_name: str, dimensions: tuple[str, ...]) -> Prompt:
+    """The one layout of a two-clip prompt: the request and script, clip A, clip B, then
+    ``question`` (the rubric or rubrics and the answer format)."""
+    parts: tuple[str | AudioSlot, ...] = (
+        _intro(text, instruction),
+        AudioSlot("A"),
+        "Clip B:",
+        AudioSlot("B"),
+        question,
+    )
+    return Prompt(system=SYSTEM_PROMPT, parts=parts, schema=schema, schema_name=schema_name,
+                  dimensions=dimensions)
+
+
 def build_prompt(
     *,
     text: str,
@@ -281,20 +296,9 @@ def build_prompt(
 ) -> Prompt:
     """The prompt that asks for one ``dimension``'s verdict on clips A and B."""
     rubric = dimension_rubric(dimension, category=category, registry=registry)
-    parts: tuple[str | AudioSlot, ...] = (
-        _intro(text, instruction),
-        AudioSlot("A"),
-        "Clip B:",
-        AudioSlot("B"),
-        rubric + "\n" + _ANSWER_FORMAT,
-    )
-    return Prompt(
-        system=SYSTEM_PROMPT,
-        parts=parts,
-        schema=verdict_schema(),
-        schema_name="vocencebench_verdict",
-        dimensions=(dimension,),
-    )
+    return _pair_prompt(text, instruction, rubric + "\n" + _ANSWER_FORMAT,
+                        schema=verdict_schema(), schema_name="vocencebench_verdict",
+                        dimensions=(dimension,))
 
 
 def build_combined_prompt(
@@ -320,20 +324,9 @@ def build_combined_prompt(
         "each value is an object with exactly these keys: "
         + _ANSWER_FORMAT.split("exactly these keys: ", 1)[1]
     )
-    parts: tuple[str | AudioSlot, ...] = (
-        _intro(text, instruction),
-        AudioSlot("A"),
-        "Clip B:",
-        AudioSlot("B"),
-        rubrics + "\n" + answer,
-    )
-    return Prompt(
-        system=SYSTEM_PROMPT,
-        parts=parts,
-        schema=combined_schema(dims),
-        schema_name="vocencebench_verdicts",
-        dimensions=dims,
-    )
+    return _pair_prompt(text, instruction, rubrics + "\n" + answer,
+                        schema=combined_schema(dims), schema_name="vocencebench_verdicts",
+                        dimensions=dims)
 
 
 @dataclass(frozen=True)

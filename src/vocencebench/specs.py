@@ -201,10 +201,9 @@ def _none(arg: str, **_: Any) -> None:
 
 def _judge(kind: str) -> Builder:
     def make(arg: str, **options: Any) -> Any:
-        from .judge import Judge
+        from .judge import Judge  # Judge.from_form: the one parser of a judge form's argument
 
-        spec = f"{kind}:{arg}" if arg else kind
-        return Judge.from_spec(spec, **{k: v for k, v in options.items() if v is not None})
+        return Judge.from_form(kind, arg, **{k: v for k, v in options.items() if v is not None})
 
     return make
 

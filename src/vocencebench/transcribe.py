@@ -365,7 +365,8 @@ class OpenAITranscriber:
         transport: Any = None,
         sleep: Any = None,
     ) -> None:
-        from ._util.http import HttpClient, RetryPolicy, check_credentials, join_url
+        from ._util.http import HttpClient, check_credentials, join_url
+        from ._util.retry import RetryPolicy
         from .redact import register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)

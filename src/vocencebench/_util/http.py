@@ -1,17 +1,19 @@
 """The one HTTP layer of vocencebench's remote services (private).
 
-The judge backends (Gemini, OpenAI-compatible chat), the OpenAI-compatible transcriber and the
-speech adapter send every request through :class:`HttpClient`, so they share one policy:
+The judge backends (Gemini, OpenAI-compatible chat), the OpenAI-compatible transcriber, the
+speech adapter and the LLM corpus writer send every request through :class:`HttpClient`, so
+they share one policy:
 
 * **A total deadline per attempt** (``timeout_s``): connecting, sending, waiting for the
   headers and reading the whole body together. Each socket read and write waits at most for
   what is left of the deadline, and the body loop checks it after every chunk, so a server
   that trickles one byte every 50 ms is cut off at the deadline, not after ``timeout_s`` per
-  read. (With a caller's own ``transport`` only the chunk check applies; the async path uses
-  :func:`asyncio.timeout`.)
-* **Retries with jittered exponential backoff** on 408, 429, 5xx (but 501/505), connection
-  errors, timeouts and truncated bodies (fewer bytes than ``Content-Length``). The wait before
-  retry *k* (0-based) is ``min(max_backoff_s, backoff_s · 2^k)`` scaled by a random factor in
+  read (:mod:`vocencebench._util.deadline`). With a caller's own ``transport`` only the chunk
+  check applies.
+* **Retries with jittered exponential backoff** (:mod:`vocencebench._util.retry`) on 408,
+  429, 5xx (but 501/505), connection errors, timeouts and truncated bodies (fewer bytes than
+  ``Content-Length``). The wait before retry *k* (0-based) is
+  ``min(max_backoff_s, backoff_s · 2^k)`` scaled by a random factor in
   ``[1 − jitter, 1]``, unless the server says how long to wait: ``retry-after-ms``, then
   ``Retry-After`` (seconds or an HTTP date), then Gemini's ``google.rpc.RetryInfo``
   ``retryDelay`` (``"37s"``) in the error body. A server wait longer than
@@ -23,8 +25,8 @@ speech adapter send every request through :class:`HttpClient`, so they share one
   ``GenerateRequestsPerDayPerProjectPerModel-FreeTier``, or a quota of 0) or an exhausted
   account (OpenAI ``insufficient_quota``). Other 4xx answers are not retried and not fatal.
 * **A body size cap** (``max_body_bytes``) enforced while reading.
-* **A client-side rate limit** (:class:`RateLimiter`, requests per minute, across threads)
-  whose clock and sleep are injectable.
+* **A client-side rate limit** (:class:`~vocencebench._util.retry.RateLimiter`, requests per
+  minute, across threads) whose clock and sleep are injectable.
 * **No credentials in any text**: URLs are shown through :func:`~vocencebench.redact.safe_url`
   and every server text through :func:`~vocencebench.redact.redact`; the keys a client is
   given are registered as secrets.
@@ -38,45 +40,43 @@ speech adapter into ``ServiceError``/``SynthesisError``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
-import email.utils
 import json
 import logging
 import math
 import random
-import re
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import httpcore
 import httpx
 
 from ..errors import ConfigError, ServiceError
 from ..redact import redact, register_secret, register_url_secrets, safe_url
+from .deadline import DeadlineTransport, deadline_at
+from .retry import (
+    FATAL_STATUSES,
+    RateLimiter,
+    RetryPolicy,
+    account_exhausted,
+    google_details,
+    is_retry_status,
+    retry_delay_s,
+)
 
 __all__ = [
-    "FATAL_STATUSES",
     "HTTPFailure",
     "HttpClient",
     "HttpResponse",
-    "RateLimiter",
-    "RetryPolicy",
-    "is_retry_status",
+    "check_credentials",
     "join_url",
-    "retry_delay_s",
 ]
 
 log = logging.getLogger("vocencebench.http")
 
-#: HTTP statuses that stop at once: retrying cannot change them, and the next request (same
-#: key, model, URL and shape) would get the same answer.
-FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 422})
 _HINTS = {
     400: "the server refused the request as malformed",
     401: "check the API key",
@@ -89,8 +89,10 @@ _HINTS = {
 #: Bytes of an error answer that are read (the rest is dropped; 300 characters are shown).
 _ERROR_BODY_BYTES = 65_536
 
+#: Why a request produced no usable answer (:attr:`HTTPFailure.reason`).
 Reason = Literal["status", "transport", "unreachable", "deadline", "truncated", "too-large",
                  "quota", "wait-too-long"]
+
 
 
 def join_url(base: str, path: str, *, strip: str = "") -> str:
@@ -102,10 +104,6 @@ def join_url(base: str, path: str, *, strip: str = "") -> str:
         root = root[: -len(strip)]
     return urlunsplit((parts.scheme, parts.netloc, root + path, parts.query, ""))
 
-
-def is_retry_status(status: int) -> bool:
-    """True for the statuses worth another attempt: 408, 429 and 5xx except 501 and 505."""
-    return status in (408, 429) or (500 <= status <= 599 and status not in (501, 505))
 
 
 # ---------------------------------------------------------------------------- errors/results
@@ -151,346 +149,6 @@ class HttpResponse:
     def text(self) -> str:
         """The body decoded as UTF-8 (invalid bytes replaced)."""
         return self.content.decode("utf-8", "replace")
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a client retries (times in seconds).
-
-    ``max_retries``: extra attempts after the first. ``backoff_s`` / ``max_backoff_s``: the
-    exponential backoff's first step and ceiling. ``jitter``: the backoff is multiplied by a
-    random factor in ``[1 − jitter, 1]`` (0 = exact). ``max_retry_after_s``: the longest
-    server-requested wait that is honoured; a longer one ends the call (fatal).
-    """
-
-    max_retries: int = 5
-    backoff_s: float = 2.0
-    max_backoff_s: float = 60.0
-    jitter: float = 0.5
-    max_retry_after_s: float = 600.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
-                or self.max_retries < 0:
-            raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        for name in ("backoff_s", "max_backoff_s", "max_retry_after_s"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
-                raise ConfigError(f"{name} must be a finite number >= 0, got {v!r}")
-        if not (0.0 <= self.jitter <= 1.0):
-            raise ConfigError(f"jitter must be in [0, 1], got {self.jitter!r}")
-
-    def backoff(self, attempt: int, rand: float) -> float:
-        """The wait (s) before retry ``attempt`` (0-based) when the server names none."""
-        base = min(self.max_backoff_s, self.backoff_s * 2.0 ** attempt)
-        return float(base * (1.0 - self.jitter * rand))
-
-
-# ---------------------------------------------------------------------------- rate limiter
-
-
-class RateLimiter:
-    """Spaces request starts at least ``60 / requests_per_minute`` seconds apart, across
-    threads. ``clock`` (seconds, monotonic) and ``sleep`` are injectable for tests."""
-
-    def __init__(self, requests_per_minute: float | None = None, *,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self._lock = threading.Lock()
-        self._next = -math.inf
-        self._clock = clock
-        self._sleep = sleep
-        self.interval_s = 0.0
-        self.set(requests_per_minute)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def set(self, requests_per_minute: float | None) -> None:
-        """Change the limit (None: no limit)."""
-        if requests_per_minute is None:
-            self.interval_s = 0.0
-            return
-        if isinstance(requests_per_minute, bool) or not (
-                isinstance(requests_per_minute, int | float)
-                and math.isfinite(requests_per_minute) and requests_per_minute > 0):
-            raise ConfigError(
-                f"requests_per_minute must be a positive number, got {requests_per_minute!r}"
-            )
-        self.interval_s = 60.0 / float(requests_per_minute)
-
-    @property
-    def requests_per_minute(self) -> float | None:
-        """The limit, or None."""
-        return 60.0 / self.interval_s if self.interval_s else None
-
-    def reserve(self) -> float:
-        """Reserve the next start slot; returns the seconds to wait before it (≥ 0)."""
-        if not self.interval_s:
-            return 0.0
-        with self._lock:
-            now = self._clock()
-            start = max(now, self._next)
-            self._next = start + self.interval_s
-            return start - now
-
-    def acquire(self) -> float:
-        """Wait (with the injected ``sleep``) for the next slot; returns the wait in seconds."""
-        wait = self.reserve()
-        if wait > 0:
-            self._sleep(wait)
-        return wait
-
-    async def aacquire(self, sleep: Callable[[float], Awaitable[None]]) -> float:
-        """Async :meth:`acquire` with the given async ``sleep``."""
-        wait = self.reserve()
-        if wait > 0:
-            await sleep(wait)
-        return wait
-
-
-# ---------------------------------------------------------------------------- server waits
-
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*s\s*$")
-_PER_DAY = re.compile(r"(?i)per[\s_-]?day|daily")
-
-
-def _duration_s(value: Any) -> float | None:
-    """A protobuf Duration in JSON (``"37s"``, ``"1.5s"``, or ``{"seconds": .., "nanos": ..}``)."""
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        return float(m.group(1)) if m else None
-    if isinstance(value, Mapping):
-        try:
-            return float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
-def _error_object(body: Any) -> Mapping[str, Any] | None:
-    if isinstance(body, list) and body and isinstance(body[0], Mapping):
-        body = body[0]  # some Google front ends wrap the error in a list
-    if isinstance(body, Mapping):
-        err = body.get("error")
-        if isinstance(err, Mapping):
-            return err
-    return None
-
-
-def _google_details(body: Any) -> tuple[float | None, list[str]]:
-    """(RetryInfo.retryDelay in s or None, names of per-day / zero quotas that were hit)."""
-    err = _error_object(body)
-    details = err.get("details") if err is not None else None
-    delay: float | None = None
-    exhausted: list[str] = []
-    if not isinstance(details, list):
-        return None, []
-    for d in details:
-        if not isinstance(d, Mapping):
-            continue
-        kind = str(d.get("@type", ""))
-        if kind.endswith("google.rpc.RetryInfo"):
-            delay = _duration_s(d.get("retryDelay"))
-        elif kind.endswith("google.rpc.QuotaFailure"):
-            for v in d.get("violations") or []:
-                if not isinstance(v, Mapping):
-                    continue
-                name = str(v.get("quotaId") or v.get("quotaMetric") or v.get("subject") or "")
-                text = " ".join(str(v.get(k, "")) for k in
-                                ("quotaId", "quotaMetric", "subject", "description"))
-                if _PER_DAY.search(text):
-                    exhausted.append(name or "a per-day quota")
-                elif str(v.get("quotaValue", "")).strip() == "0":
-                    exhausted.append(f"{name or 'a quota'} (limit 0 on this tier)")
-        elif kind.endswith("google.rpc.ErrorInfo"):
-            meta = d.get("metadata")
-            if isinstance(meta, Mapping):
-                limit = str(meta.get("quota_limit", ""))
-                if _PER_DAY.search(limit):
-                    exhausted.append(limit)
-    return delay, exhausted
-
-
-def _account_exhausted(body: Any) -> bool:
-    """OpenAI's 429 for an account without credit (``insufficient_quota``)."""
-    err = _error_object(body)
-    return err is not None and "insufficient_quota" in (str(err.get("code")),
-                                                        str(err.get("type")))
-
-
-def retry_delay_s(headers: Mapping[str, str], body: Any, *,
-                  now: Callable[[], float] = time.time) -> float | None:
-    """The wait (s) a server asks for, or None: ``retry-after-ms``, then ``Retry-After``
-    (seconds or an HTTP date, against the wall clock ``now``), then Gemini's
-    ``google.rpc.RetryInfo.retryDelay`` in the error body."""
-    h = {k.lower(): v for k, v in headers.items()}
-    ms = h.get("retry-after-ms")
-    if ms:
-        with contextlib.suppress(ValueError):
-            v = float(ms)
-            if math.isfinite(v):
-                return max(0.0, v / 1000.0)
-    ra = h.get("retry-after")
-    if ra:
-        try:
-            v = float(ra)
-            if math.isfinite(v):
-                return max(0.0, v)
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(ra)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                return max(0.0, when.timestamp() - now())
-    delay, _ = _google_details(body)
-    return delay
-
-
-# ---------------------------------------------------------------------------- deadline transport
-
-
-#: Monotonic time at which the current attempt must end (set by HttpClient around an attempt).
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "vocencebench_http_deadline", default=None)
-
-
-def _left(timeout: float | None) -> float | None:
-    deadline = _DEADLINE.get()
-    if deadline is None:
-        return timeout
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise httpcore.ReadTimeout("the attempt's total deadline passed")
-    return left if timeout is None else min(timeout, left)
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _left(timeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                     _left(timeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.connect_tcp(
-            host, port, _left(timeout), local_address=local_address,
-            socket_options=socket_options))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None
-                            ) -> httpcore.NetworkStream:  # pragma: no cover - not used
-        return _DeadlineStream(self._inner.connect_unix_socket(
-            path, _left(timeout), socket_options=socket_options))
-
-    def sleep(self, seconds: float) -> None:  # pragma: no cover - httpcore retries only
-        self._inner.sleep(seconds)
-
-
-_EXC_MAP: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
-    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
-    (httpcore.ReadTimeout, httpx.ReadTimeout),
-    (httpcore.WriteTimeout, httpx.WriteTimeout),
-    (httpcore.PoolTimeout, httpx.PoolTimeout),
-    (httpcore.TimeoutException, httpx.TimeoutException),
-    (httpcore.ConnectError, httpx.ConnectError),
-    (httpcore.ReadError, httpx.ReadError),
-    (httpcore.WriteError, httpx.WriteError),
-    (httpcore.NetworkError, httpx.NetworkError),
-    (httpcore.ProxyError, httpx.ProxyError),
-    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
-    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
-    (httpcore.ProtocolError, httpx.ProtocolError),
-)
-
-
-@contextlib.contextmanager
-def _mapped() -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        for src, dst in _EXC_MAP:
-            if isinstance(exc, src):
-                raise dst(str(exc)) from exc
-        raise
-
-
-class _Body(httpx.SyncByteStream):
-    def __init__(self, stream: Iterable[bytes]) -> None:
-        self._stream = stream
-
-    def __iter__(self) -> Iterator[bytes]:
-        with _mapped():
-            yield from self._stream
-
-    def close(self) -> None:
-        closer = getattr(self._stream, "close", None)
-        if callable(closer):
-            with _mapped():
-                closer()
-
-
-class DeadlineTransport(httpx.BaseTransport):
-    """An HTTP/1.1 transport whose socket reads and writes never outlast the deadline that
-    :class:`HttpClient` sets for the current attempt (public httpcore API only)."""
-
-    def __init__(self, *, max_connections: int = 32) -> None:
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            keepalive_expiry=5.0,
-            network_backend=_DeadlineBackend(),
-        )
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        assert isinstance(request.stream, httpx.SyncByteStream)
-        req = httpcore.Request(
-            method=request.method,
-            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host,
-                             port=request.url.port, target=request.url.raw_path),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
-        with _mapped():
-            resp = self._pool.handle_request(req)
-        assert isinstance(resp.stream, Iterable)
-        return httpx.Response(status_code=resp.status, headers=resp.headers,
-                              stream=_Body(resp.stream), extensions=resp.extensions)
-
-    def close(self) -> None:
-        self._pool.close()
 
 
 # ---------------------------------------------------------------------------- the client
@@ -549,8 +207,8 @@ class HttpClient:
     ``service`` names it in messages (``"gemini judge"``, ``"speech server"``); ``timeout_s``
     is the total deadline of one attempt; ``retry`` the :class:`RetryPolicy`;
     ``max_body_bytes`` the largest body read; ``secrets`` the credentials it sends (they are
-    registered with :mod:`vocencebench.redact`). ``transport``/``async_transport`` replace the
-    network (tests); ``sleep``/``async_sleep`` the waits between attempts; ``rand`` the jitter
+    registered with :mod:`vocencebench.redact`). ``transport`` replaces the network (tests);
+    ``sleep`` the waits between attempts; ``rand`` the jitter
     source (a callable returning [0, 1)); ``wall_clock`` the time an HTTP-date ``Retry-After``
     is measured against; ``limiter`` a shared :class:`RateLimiter`. Thread-safe.
     """
@@ -564,9 +222,7 @@ class HttpClient:
         max_body_bytes: int = 10_000_000,
         secrets: Iterable[str | None] = (),
         transport: httpx.BaseTransport | None = None,
-        async_transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], None] | None = None,
-        async_sleep: Callable[[float], Awaitable[None]] | None = None,
         rand: Callable[[], float] | None = None,
         wall_clock: Callable[[], float] = time.time,
         limiter: RateLimiter | None = None,
@@ -585,9 +241,7 @@ class HttpClient:
         for s in self._secrets:
             register_secret(s)
         self._transport = transport
-        self._async_transport = async_transport
         self._sleep = sleep or time.sleep
-        self._async_sleep = async_sleep or asyncio.sleep
         self._rand = rand or random.random
         self._wall = wall_clock
         self.limiter = limiter or RateLimiter(sleep=self._sleep)
@@ -643,14 +297,14 @@ class HttpClient:
         where = safe_url(req.url)
         should = headers.get("x-should-retry", "").lower()
         if status == 429:
-            _, exhausted = _google_details(parsed)
+            _, exhausted = google_details(parsed)
             if exhausted:
                 raise HTTPFailure(
                     f"{self.service}: HTTP 429 from {where}: quota exhausted "
                     f"({', '.join(exhausted[:3])}); waiting minutes will not help — use "
                     "another key or project, a paid tier, or run again after the quota resets",
                     fatal=True, status=status, calls=calls, reason="quota", body=shown)
-            if _account_exhausted(parsed):
+            if account_exhausted(parsed):
                 raise HTTPFailure(
                     f"{self.service}: HTTP 429 from {where}: the account has no quota left "
                     f"(insufficient_quota): {shown} — check the plan and billing",
@@ -716,7 +370,7 @@ class HttpClient:
         log.info("%s: %s; retrying in %.2f s (attempt %d of %d)", self.service,
                  redact(failure.why), wait, calls + 1, self.retry.max_retries + 1)
 
-    # -- sync
+    # -- sending
     def request(self, method: str, url: str, *, json: Any = None, content: bytes | None = None,
                 data: Mapping[str, str] | None = None,
                 files: Mapping[str, tuple[str, bytes, str]] | None = None,
@@ -739,32 +393,31 @@ class HttpClient:
 
     def _attempt(self, client: httpx.Client, req: _Request, calls: int) -> HttpResponse:
         deadline = time.monotonic() + self.timeout_s
-        token = _DEADLINE.set(deadline)
-        try:
-            r = client.build_request(req.method, req.url, json=req.json, content=req.content,
-                                     data=req.data, files=req.files, headers=req.headers)
-            resp = client.send(r, stream=True)
-            self._answered = True
+        with deadline_at(deadline):
             try:
-                chunks: list[bytes] = []
-                size, cut = 0, False
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-                    chunks.append(chunk)
-                    if time.monotonic() > deadline:
-                        raise _Retry("deadline", self._deadline_why())
-                    cut = self._over_cap(req, resp.status_code, size, calls)
-                    if cut:
-                        break
-                if not cut:
-                    self._check_length(resp.headers, resp.num_bytes_downloaded)
-                body = b"".join(chunks)
-            finally:
-                resp.close()
-        except httpx.RequestError as exc:
-            raise self._transport_failure(exc, deadline) from None
-        finally:
-            _DEADLINE.reset(token)
+                r = client.build_request(req.method, req.url, json=req.json,
+                                         content=req.content, data=req.data, files=req.files,
+                                         headers=req.headers)
+                resp = client.send(r, stream=True)
+                self._answered = True
+                try:
+                    chunks: list[bytes] = []
+                    size, cut = 0, False
+                    for chunk in resp.iter_bytes():
+                        size += len(chunk)
+                        chunks.append(chunk)
+                        if time.monotonic() > deadline:
+                            raise _Retry("deadline", self._deadline_why())
+                        cut = self._over_cap(req, resp.status_code, size, calls)
+                        if cut:
+                            break
+                    if not cut:
+                        self._check_length(resp.headers, resp.num_bytes_downloaded)
+                    body = b"".join(chunks)
+                finally:
+                    resp.close()
+            except httpx.RequestError as exc:
+                raise self._transport_failure(exc, deadline) from None
         return self._outcome(req, resp.status_code, resp.headers, body, calls)
 
     def _deadline_why(self) -> str:
@@ -779,60 +432,3 @@ class HttpClient:
         if isinstance(exc, httpx.RemoteProtocolError) and "incomplete" in str(exc).lower():
             return _Retry("truncated", "truncated body (the server closed the connection early)")
         return _Retry("transport", f"{type(exc).__name__}: {redact(exc, limit=120)}")
-
-    # -- async
-    async def arequest(self, method: str, url: str, *, json: Any = None,
-                       content: bytes | None = None, data: Mapping[str, str] | None = None,
-                       files: Mapping[str, tuple[str, bytes, str]] | None = None,
-                       headers: Mapping[str, str] | None = None) -> HttpResponse:
-        """Async :meth:`request` (its own short-lived connection pool per call)."""
-        register_url_secrets(url)
-        _one_credential(url, headers)
-        req = _Request(method, url, json, content, data, files, headers)
-        async with httpx.AsyncClient(timeout=self._timeout(), transport=self._async_transport,
-                                     follow_redirects=False) as client:
-            for attempt in range(self.retry.max_retries + 1):
-                await self.limiter.aacquire(self._async_sleep)
-                calls = attempt + 1
-                log.debug("%s: %s %s (attempt %d)", self.service, method, safe_url(url), calls)
-                try:
-                    return await self._aattempt(client, req, calls)
-                except _Retry as failure:
-                    wait = self._next_wait(attempt, failure, req, calls)
-                    await self._async_sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _aattempt(self, client: httpx.AsyncClient, req: _Request,
-                        calls: int) -> HttpResponse:
-        deadline = time.monotonic() + self.timeout_s
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                r = client.build_request(req.method, req.url, json=req.json,
-                                         content=req.content, data=req.data, files=req.files,
-                                         headers=req.headers)
-                resp = await client.send(r, stream=True)
-                self._answered = True
-                try:
-                    chunks: list[bytes] = []
-                    size, cut = 0, False
-                    async for chunk in _aiter(resp):
-                        size += len(chunk)
-                        chunks.append(chunk)
-                        cut = self._over_cap(req, resp.status_code, size, calls)
-                        if cut:
-                            break
-                    if not cut:
-                        self._check_length(resp.headers, resp.num_bytes_downloaded)
-                    body = b"".join(chunks)
-                finally:
-                    await resp.aclose()
-        except TimeoutError:
-            raise _Retry("deadline", self._deadline_why()) from None
-        except httpx.RequestError as exc:
-            raise self._transport_failure(exc, deadline) from None
-        return self._outcome(req, resp.status_code, resp.headers, body, calls)
-
-
-async def _aiter(resp: httpx.Response) -> AsyncIterator[bytes]:
-    async for chunk in resp.aiter_bytes():
-        yield chunk

@@ -163,13 +163,14 @@ def judge_from_args(args: argparse.Namespace) -> Any:
         raise ConfigError(f"{flag}: {exc}" if flag else str(exc)) from None
     from .. import specs
 
-    form, _ = specs.lookup("judge", spec, shown=safe_url(spec))  # lists the registered forms
+    form, arg = specs.lookup("judge", spec, shown=safe_url(spec))  # lists the registered forms
     if form.name not in ("gemini", "local"):
         # A form registered from Python builds its own judge: the flags above configure the
-        # HTTP judges (Judge.from_spec) and would be lost on it, so they are refused.
+        # HTTP judges (Judge.from_form) and would be lost on it, so they are refused.
         flags = _given(args)
         if flags:
             raise ConfigError(f"{', '.join(flags)} apply to the gemini and local judges, "
                               f"not to --judge {form.syntax}")
         return specs.build("judge", spec)
-    return Judge.from_spec(spec, options=options, max_concurrency=concurrency)
+    return Judge.from_form(form.name, arg, spec=spec, options=options,
+                           max_concurrency=concurrency)

@@ -22,34 +22,26 @@ Clips are given as encoded bytes in any format :func:`vocencebench.audio.load_au
 (WAV, FLAC, OGG, MP3) or as :class:`vocencebench.audio.Clip`; the judge always sends 16-bit
 PCM WAV (:meth:`Clip.judge_wav`: the original bytes when they already are, else one
 conversion) and keys its cache by the sha256 of the clip as given.
+
+The async methods (:meth:`Judge.acompare`, :meth:`Judge.acompare_all`,
+:meth:`Judge.ajudge_once`) are the same calls run in a worker thread: one judging loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
+import functools
 import logging
 import math
 import os
-import threading
 import weakref
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from ..audio import Clip
-from ..errors import (
-    AudioError,
-    ConfigError,
-    JudgeError,
-    JudgeResponseError,
-    MissingDependencyError,
-)
+from ..errors import ConfigError, JudgeResponseError
 from ..prompts import (
     PROMPT_VERSION,
-    Answer,
     AudioSlot,
     Prompt,
     build_combined_prompt,
@@ -58,325 +50,31 @@ from ..prompts import (
     parse_combined_answer,
 )
 from ..redact import redact, safe_url
-from ..schema import Verdict, dumps_canonical
+from ..schema import Verdict
 from ..traits import TRAITS, TraitRegistry
-from ._backends import (
-    AsyncJudgeBackend,
-    AudioInput,
-    BackendOptions,
-    GeminiBackend,
-    JudgeBackend,
-    JudgeRequest,
-    OpenAIChatBackend,
-)
+from ._aggregate import ORDERS, DimensionJudgement, Order, SingleJudgement, aggregate
+from ._cache import TableVerdictCache, VerdictCache, verdict_cache_key
+from ._clips import AudioLike, SentClip, as_clip, for_judge
+from ._gemini import GeminiBackend
+from ._openai_chat import OpenAIChatBackend
+from ._options import BackendOptions
+from ._types import AudioInput, JudgeBackend, JudgeRequest
 
-__all__ = [
-    "DEFAULT_GEMINI_MODEL",
-    "ORDERS",
-    "DimensionJudgement",
-    "Judge",
-    "MemoryVerdictCache",
-    "SingleJudgement",
-    "TableVerdictCache",
-    "VerdictCache",
-    "aggregate",
-    "verdict_cache_key",
-]
+__all__ = ["DEFAULT_GEMINI_MODEL", "Judge"]
 
 log = logging.getLogger("vocencebench.judge")
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 #: The model ``Judge.gemini()`` uses unless told otherwise.
 DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
-#: Presentation orders: "ab" plays the caller's audio_a first (as "A"), "ba" audio_b first.
-ORDERS: tuple[str, str] = ("ab", "ba")
-
-Order = Literal["ab", "ba"]
-Winner = Literal["a", "b", "tie"]
-
-
-# ---------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class DimensionJudgement:
-    """One dimension of one single judgement, un-swapped (``a``/``b`` = the caller's clips).
-
-    Scores are integers 0–3; ``confidence`` on [0, 1].
-    """
-
-    score_a: int
-    score_b: int
-    winner: Winner
-    analysis_a: str
-    analysis_b: str
-    confidence: float
-
-    @classmethod
-    def from_answer(cls, ans: Answer, order: Order) -> DimensionJudgement:
-        """Un-swap an :class:`~vocencebench.prompts.Answer` given in presentation labels."""
-        if order == "ab":
-            win: Winner = {"A": "a", "B": "b"}.get(ans.winner, "tie")  # type: ignore[assignment]
-            return cls(ans.score_a, ans.score_b, win, ans.analysis_a, ans.analysis_b,
-                       ans.confidence)
-        win = {"A": "b", "B": "a"}.get(ans.winner, "tie")  # type: ignore[assignment]
-        return cls(ans.score_b, ans.score_a, win, ans.analysis_b, ans.analysis_a, ans.confidence)
-
-
-@dataclass(frozen=True)
-class SingleJudgement:
-    """One backend call: one presentation ``order``, one ``vote`` index, ≥1 dimensions.
-
-    ``judgements`` maps each dimension to its un-swapped :class:`DimensionJudgement`;
-    ``raw`` is the model's reply text; ``model`` and ``prompt_version`` say who answered
-    what. Round-trips through :meth:`to_dict` / :meth:`from_dict` (for caches).
-    """
-
-    order: Order
-    vote: int
-    model: str
-    prompt_version: str
-    raw: str
-    judgements: Mapping[str, DimensionJudgement] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {
-            "order": self.order,
-            "vote": self.vote,
-            "model": self.model,
-            "prompt_version": self.prompt_version,
-            "raw": self.raw,
-            "judgements": {d: vars(j).copy() for d, j in self.judgements.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SingleJudgement:
-        """Inverse of :meth:`to_dict`."""
-        try:
-            return cls(
-                order=data["order"],
-                vote=int(data["vote"]),
-                model=str(data["model"]),
-                prompt_version=str(data["prompt_version"]),
-                raw=str(data["raw"]),
-                judgements={
-                    str(d): DimensionJudgement(**j) for d, j in data["judgements"].items()
-                },
-            )
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise JudgeError(f"cannot read a cached judgement: {exc}; delete the cache") from exc
-
-
-# ---------------------------------------------------------------------------- caching
-
-
-@runtime_checkable
-class VerdictCache(Protocol):
-    """Where finished single judgements are kept (JSON-ready dicts under string keys)."""
-
-    def get(self, key: str) -> Mapping[str, Any] | None: ...
-
-    def put(self, key: str, value: Mapping[str, Any]) -> None: ...
-
-
-class MemoryVerdictCache:
-    """A :class:`VerdictCache` in a dict (for tests and one-process runs)."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Mapping[str, Any] | None:
-        with self._lock:
-            return self._data.get(key)
-
-    def put(self, key: str, value: Mapping[str, Any]) -> None:
-        with self._lock:
-            self._data[key] = dict(value)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-class TableVerdictCache:
-    """Adapts a store with ``get_json(table, key)`` / ``put_json(table, key, value)``
-    (e.g. :class:`vocencebench.cache.Cache`) to :class:`VerdictCache`."""
-
-    def __init__(self, store: Any, table: str = "verdicts") -> None:
-        if not (hasattr(store, "get_json") and hasattr(store, "put_json")):
-            raise ConfigError(f"{store!r} has no get_json/put_json; pass a VerdictCache")
-        self.store = store
-        self.table = table
-
-    def get(self, key: str) -> Mapping[str, Any] | None:
-        value = self.store.get_json(self.table, key)
-        return value if isinstance(value, Mapping) else None
-
-    def put(self, key: str, value: Mapping[str, Any]) -> None:
-        self.store.put_json(self.table, key, dict(value))
-
-
-def verdict_cache_key(
-    *,
-    clip_a_sha256: str,
-    clip_b_sha256: str,
-    dimensions: Sequence[str],
-    order: str,
-    vote: int,
-    model: str,
-    prompt_version: str,
-    prompt_sha256: str,
-    temperature: float = 0.0,
-) -> str:
-    """sha256 hex key of one single judgement.
-
-    Covers both clips' content hashes, the dimension(s), presentation order, vote index, judge
-    model, prompt version, the fingerprint of the rendered prompt (script, instruction,
-    category, rubric) and the temperature. No key, URL or request body goes into it.
-    """
-    parts = {
-        "clip_a": clip_a_sha256,
-        "clip_b": clip_b_sha256,
-        "dimensions": list(dimensions),
-        "order": order,
-        "vote": int(vote),
-        "model": model,
-        "prompt_version": prompt_version,
-        "prompt": prompt_sha256,
-        "temperature": float(temperature),
-    }
-    return hashlib.sha256(dumps_canonical(parts).encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------- aggregation
-
-
-def _majority(winners: Sequence[Winner]) -> Winner:
-    counts = Counter(winners).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return "tie"
-    return counts[0][0]
-
-
-def aggregate(
-    judgements: Sequence[SingleJudgement],
-    dimension: str,
-    *,
-    consistent: bool = True,
-) -> Verdict:
-    """Fold single judgements of one pair (any orders, any votes) into one :class:`Verdict`.
-
-    Per order the winner is the majority over its votes (equal top counts → ``tie``). With
-    ``consistent=True`` and both orders present, the winner stands only if both orders agree,
-    else ``tie`` and ``Verdict.consistent=False``; with ``consistent=False`` the winner is the
-    majority over all samples. Scores and confidence are exact means over all samples.
-    """
-    if not judgements:
-        raise ConfigError("aggregate() needs at least one judgement")
-    rows = sorted(judgements, key=lambda j: (ORDERS.index(j.order), j.vote))
-    dims = [j.judgements.get(dimension) for j in rows]
-    if any(d is None for d in dims):
-        raise ConfigError(f"a judgement lacks dimension {dimension!r}")
-    ds: list[DimensionJudgement] = [d for d in dims if d is not None]
-    by_order: dict[str, list[Winner]] = {}
-    for j, d in zip(rows, ds, strict=True):
-        by_order.setdefault(j.order, []).append(d.winner)
-    order_winners = {o: _majority(w) for o, w in by_order.items()}
-    agree = len(set(order_winners.values())) == 1
-    if consistent:
-        winner: Winner = next(iter(order_winners.values())) if agree else "tie"
-    else:
-        winner = _majority([d.winner for d in ds])
-    n = len(ds)
-
-    def reasoning(side: str) -> str:
-        if n == 1:
-            return ds[0].analysis_a if side == "a" else ds[0].analysis_b
-        return "\n\n".join(
-            f"[order {j.order.upper()}, vote {j.vote + 1}] "
-            + (d.analysis_a if side == "a" else d.analysis_b)
-            for j, d in zip(rows, ds, strict=True)
-        )
-
-    models = sorted({j.model for j in rows})
-    versions = sorted({j.prompt_version for j in rows})
-    return Verdict(
-        winner=winner,
-        score_a=math.fsum(d.score_a for d in ds) / n,
-        score_b=math.fsum(d.score_b for d in ds) / n,
-        reasoning_a=reasoning("a"),
-        reasoning_b=reasoning("b"),
-        confidence=math.fsum(d.confidence for d in ds) / n,
-        consistent=agree,
-        dimension=dimension,
-        model=",".join(models),
-        prompt_version=",".join(versions),
-        raw=tuple(j.raw for j in rows),
-    )
-
-
-# ---------------------------------------------------------------------------- the judge
-
-
-#: What the judge accepts as a clip: encoded bytes (WAV, FLAC, OGG, MP3, ...) or a Clip.
-AudioLike = bytes | bytearray | memoryview | Clip
 
 #: Keywords of the factories that configure the :class:`Judge` itself (the rest configure the
 #: backend: :class:`BackendOptions` fields, or the test hooks below).
 _JUDGE_KEYWORDS = ("registry", "max_invalid_retries", "max_concurrency", "temperature",
                    "cache", "validate_audio")
-_HOOK_KEYWORDS = ("transport", "async_transport", "sleep", "async_sleep", "rand", "wall_clock")
-
-
-class _Sent(NamedTuple):
-    """One clip as the judge sends it: the digest of the clip as given, and the WAV bytes."""
-
-    sha256: str
-    wav: bytes
-
-
-def _as_clip(audio: Any, name: str) -> Clip:
-    if isinstance(audio, Clip):
-        return audio
-    if isinstance(audio, bytes | bytearray | memoryview):
-        data = bytes(audio)
-    else:
-        wav = getattr(audio, "wav", None)
-        if not isinstance(wav, bytes):
-            raise ConfigError(f"{name} must be audio bytes or a Clip, got {type(audio).__name__}")
-        data = wav
-    if not data:
-        raise AudioError(f"{name}: empty audio (0 bytes); the system returned no data")
-    return Clip(data, name=name)
-
-
-def _is_wav(data: bytes) -> bool:
-    return data[:4] == b"RIFF" and data[8:12] == b"WAVE"
-
-
-_warned_no_decoder = False
-
-
-def _for_judge(clip: Clip, validate: bool) -> _Sent:
-    """The bytes to send for ``clip``: validated (when ``validate``) and 16-bit PCM WAV.
-
-    Without the decoder (the core install lacks soundfile) a WAV clip is still sent as it is,
-    unvalidated, and the log says so once; any other format needs the decoder.
-    """
-    global _warned_no_decoder
-    if not validate and _is_wav(clip.data):
-        return _Sent(clip.sha256, clip.data)
-    try:
-        return _Sent(clip.sha256, clip.judge_wav())
-    except MissingDependencyError as exc:
-        if not _is_wav(clip.data):
-            raise MissingDependencyError("sending non-WAV audio to the judge", "probes",
-                                         package="soundfile") from exc
-        if not _warned_no_decoder:
-            _warned_no_decoder = True
-            log.warning("judge: clips are sent unvalidated (%s); install "
-                        '"vocencebench[probes]" to check them before paying for a call', exc)
-        return _Sent(clip.sha256, clip.data)
+_HOOK_KEYWORDS = ("transport", "sleep", "rand", "wall_clock")
 
 
 def _key_from_env(name: str | None) -> str | None:
@@ -402,11 +100,30 @@ def _split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return judge, hooks, settings
 
 
+def _async_twin(method: Callable[Concatenate[Judge, P], R]
+                ) -> Callable[Concatenate[Judge, P], Coroutine[Any, Any, R]]:
+    """The async twin of a :class:`Judge` method: the same call (same keywords, same units in
+    the same order) in a worker thread, at most ``max_concurrency`` of them at once per event
+    loop, so an async caller runs several comparisons concurrently."""
+
+    @functools.wraps(method)
+    async def twin(self: Judge, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        async with self._semaphore():
+            return await asyncio.to_thread(method, self, *args, **kwargs)
+
+    twin.__name__ = "a" + method.__name__
+    twin.__qualname__ = f"Judge.{twin.__name__}"
+    twin.__doc__ = (f"Async :meth:`{method.__name__}`: the same call in a worker thread (at "
+                    "most ``max_concurrency`` calls of this judge at once per event loop).")
+    return twin
+
+
 class Judge:
     """An audio-LLM judge over any :class:`JudgeBackend`.
 
     ``max_invalid_retries``: extra asks after an invalid answer (per single judgement);
-    ``max_concurrency``: backend calls in flight at once in the async methods;
+    ``max_concurrency``: calls of the async methods running at once per event loop (each
+    makes its backend calls one after the other, so this bounds the calls in flight too);
     ``temperature``: sampling temperature (0 = greedy); ``cache``: a :class:`VerdictCache`
     (or a store with ``get_json``/``put_json``) keeping finished single judgements;
     ``validate_audio``: run :func:`vocencebench.audio.load_audio` on each clip first.
@@ -505,21 +222,35 @@ class Judge:
         ``local:URL#MODEL``. ``api_key_env`` names an environment variable holding the key
         (default: GEMINI_API_KEY/GOOGLE_API_KEY for Gemini, none for a local server); other
         keywords as in :meth:`gemini`."""
+        name, _, arg = spec.partition(":")
+        return cls.from_form(name, arg, spec=spec, api_key_env=api_key_env, options=options,
+                             **settings)
+
+    @classmethod
+    def from_form(cls, name: str, arg: str, *, spec: str | None = None,
+                  api_key_env: str | None = None, options: BackendOptions | None = None,
+                  **settings: Any) -> Judge:
+        """The judge of one spec form: ``name`` is the word before ``:`` (``gemini`` or
+        ``local``), ``arg`` the text after it ("" for none: ``gemini`` alone uses
+        :data:`DEFAULT_GEMINI_MODEL`; ``local`` needs ``URL#MODEL``). ``spec``: the spec as
+        error messages show it (default ``name:arg``). The one parser of judge specs: the
+        spec registry (:mod:`vocencebench.specs`) and :meth:`from_spec` both build here;
+        other keywords as in :meth:`from_spec`."""
+        shown = spec if spec is not None else (f"{name}:{arg}" if arg else name)
         if api_key_env is not None:
             settings["api_key_env"] = api_key_env
-        kind, _, rest = spec.partition(":")
-        if kind == "gemini":
-            return cls.gemini(rest or None, options=options, **settings)
-        if kind == "local":
-            url, _, model = rest.partition("#")
+        if name == "gemini":
+            return cls.gemini(arg or None, options=options, **settings)
+        if name == "local":
+            url, _, model = arg.partition("#")
             if not url or not model:
                 raise ConfigError(
                     f"expected local:URL#MODEL (e.g. local:http://localhost:8003#"
-                    f"Qwen/Qwen2.5-Omni-7B), got {safe_url(spec)!r}"
+                    f"Qwen/Qwen2.5-Omni-7B), got {safe_url(shown)!r}"
                 )
             return cls.local(url, model, options=options, **settings)
         raise ConfigError(
-            f"unknown judge {safe_url(spec)!r}; use gemini, gemini:MODEL or local:URL#MODEL")
+            f"unknown judge {safe_url(shown)!r}; use gemini, gemini:MODEL or local:URL#MODEL")
 
     # -- properties and plumbing
     @property
@@ -583,11 +314,11 @@ class Judge:
         return build_combined_prompt(text=text, instruction=instruction, dimensions=dimension,
                                      category=category, registry=self.registry)
 
-    def _clips(self, audio_a: Any, audio_b: Any) -> tuple[_Sent, _Sent]:
-        a, b = _as_clip(audio_a, "audio_a"), _as_clip(audio_b, "audio_b")
-        return _for_judge(a, self.validate_audio), _for_judge(b, self.validate_audio)
+    def _clips(self, audio_a: Any, audio_b: Any) -> tuple[SentClip, SentClip]:
+        a, b = as_clip(audio_a, "audio_a"), as_clip(audio_b, "audio_b")
+        return for_judge(a, self.validate_audio), for_judge(b, self.validate_audio)
 
-    def _request(self, prompt: Prompt, a: _Sent, b: _Sent, order: str,
+    def _request(self, prompt: Prompt, a: SentClip, b: SentClip, order: str,
                  vote: int) -> JudgeRequest:
         first, second = (a.wav, b.wav) if order == "ab" else (b.wav, a.wav)
         parts: list[str | AudioInput] = []
@@ -600,7 +331,7 @@ class Judge:
                             schema_name=prompt.schema_name, temperature=self.temperature,
                             seed=vote)
 
-    def _key(self, prompt: Prompt, a: _Sent, b: _Sent, order: str, vote: int) -> str:
+    def _key(self, prompt: Prompt, a: SentClip, b: SentClip, order: str, vote: int) -> str:
         return verdict_cache_key(
             clip_a_sha256=a.sha256,
             clip_b_sha256=b.sha256,
@@ -639,7 +370,7 @@ class Judge:
             raise ConfigError(f"vote must be a non-negative integer, got {vote!r}")
         return order  # type: ignore[return-value]
 
-    # -- one unit, sync and async
+    # -- one unit
     def judge_once(
         self,
         *,
@@ -658,9 +389,11 @@ class Judge:
         a, b = self._clips(audio_a, audio_b)
         return self._once(text, instruction, a, b, dimension, order, vote, category)
 
-    def _once(self, text: str, instruction: str, a: _Sent, b: _Sent,
+    def _once(self, text: str, instruction: str, a: SentClip, b: SentClip,
               dimension: str | Sequence[str], order: str, vote: int,
               category: str | None) -> SingleJudgement:
+        """The one implementation of a single judgement: the cache, the call, re-asking
+        after an invalid answer."""
         o = self._check_unit(order, vote)
         prompt = self._prompt(text, instruction, dimension, category)
         key = self._key(prompt, a, b, o, vote)
@@ -694,62 +427,7 @@ class Judge:
             self.cache.put(key, sj.to_dict())
         return sj
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
-        return sem
-
-    async def ajudge_once(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimension: str | Sequence[str] = "tone",
-        order: str = "ab",
-        vote: int = 0,
-        category: str | None = None,
-    ) -> SingleJudgement:
-        """Async :meth:`judge_once` (at most ``max_concurrency`` calls in flight)."""
-        a, b = self._clips(audio_a, audio_b)
-        return await self._aonce(text, instruction, a, b, dimension, order, vote, category)
-
-    async def _aonce(self, text: str, instruction: str, a: _Sent, b: _Sent,
-                     dimension: str | Sequence[str], order: str, vote: int,
-                     category: str | None) -> SingleJudgement:
-        o = self._check_unit(order, vote)
-        prompt = self._prompt(text, instruction, dimension, category)
-        key = self._key(prompt, a, b, o, vote)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return SingleJudgement.from_dict(hit)
-        request = self._request(prompt, a, b, o, vote)
-        last: JudgeResponseError | None = None
-        for attempt in range(self.max_invalid_retries + 1):
-            try:
-                async with self._semaphore():
-                    if isinstance(self.backend, AsyncJudgeBackend):
-                        reply = await self.backend.acomplete(request)
-                    else:
-                        reply = await asyncio.to_thread(self.backend.complete, request)
-            except JudgeResponseError as exc:
-                if not getattr(exc, "retryable", True):
-                    raise  # a retry cannot change it: fail the unit without another call
-                last = exc
-                self._rejected(exc, attempt, from_parser=False)
-                continue
-            try:
-                dims = self._parse(prompt, reply.text, o)
-            except JudgeResponseError as exc:
-                last = exc
-                self._rejected(exc, attempt, from_parser=True)
-                continue
-            return self._finish(key, o, vote, reply.model, prompt, reply.text, dims)
-        raise self._give_up(last)
-
-    # -- comparisons
+    # -- comparisons: every order × vote, one unit after the other
     @staticmethod
     def _units(votes: int, swap: bool | None, consistent: bool) -> list[tuple[str, int]]:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
@@ -793,28 +471,6 @@ class Judge:
         sjs = [self._once(text, instruction, a, b, dimension, o, v, category) for o, v in units]
         return aggregate(sjs, dimension, consistent=consistent)
 
-    async def acompare(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimension: str = "tone",
-        consistent: bool = True,
-        votes: int = 1,
-        swap: bool | None = None,
-        category: str | None = None,
-    ) -> Verdict:
-        """Async :meth:`compare`: the units run concurrently (bounded by max_concurrency)."""
-        self.registry.check_dimension(dimension)
-        units = self._units(votes, swap, consistent)
-        a, b = self._clips(audio_a, audio_b)
-        sjs = await asyncio.gather(
-            *(self._aonce(text, instruction, a, b, dimension, o, v, category) for o, v in units)
-        )
-        return aggregate(sjs, dimension, consistent=consistent)
-
     def compare_all(
         self,
         *,
@@ -846,33 +502,14 @@ class Judge:
         sjs = [self._once(text, instruction, a, b, dims, o, v, category) for o, v in units]
         return {d: aggregate(sjs, d, consistent=consistent) for d in dims}
 
-    async def acompare_all(
-        self,
-        *,
-        text: str,
-        instruction: str,
-        audio_a: AudioLike,
-        audio_b: AudioLike,
-        dimensions: Sequence[str] | None = None,
-        all_at_once: bool = True,
-        consistent: bool = True,
-        votes: int = 1,
-        swap: bool | None = None,
-        category: str | None = None,
-    ) -> dict[str, Verdict]:
-        """Async :meth:`compare_all`."""
-        dims = self._dims(dimensions)
-        units = self._units(votes, swap, consistent)
-        a, b = self._clips(audio_a, audio_b)
-        if not all_at_once:
-            groups = await asyncio.gather(*(
-                asyncio.gather(*(self._aonce(text, instruction, a, b, d, o, v, category)
-                                 for o, v in units))
-                for d in dims
-            ))
-            return {d: aggregate(g, d, consistent=consistent)
-                    for d, g in zip(dims, groups, strict=True)}
-        sjs = await asyncio.gather(
-            *(self._aonce(text, instruction, a, b, dims, o, v, category) for o, v in units)
-        )
-        return {d: aggregate(sjs, d, consistent=consistent) for d in dims}
+    # -- the async twins: the same calls in a worker thread
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
+        return sem
+
+    ajudge_once = _async_twin(judge_once)
+    acompare = _async_twin(compare)
+    acompare_all = _async_twin(compare_all)

@@ -58,7 +58,8 @@ class OpenAISpeechAdapter:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        from .._util.http import HttpClient, RateLimiter, RetryPolicy, check_credentials
+        from .._util.http import HttpClient, check_credentials
+        from .._util.retry import RateLimiter, RetryPolicy
         from ..audio import DEFAULT_MAX_BYTES
         from ..redact import register_secret, register_url_secrets, safe_url
 
