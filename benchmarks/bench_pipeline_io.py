@@ -122,10 +122,10 @@ def _barrier(items: list[Any], systems: tuple[Any, Any], judge: Any, args: Any
              ) -> tuple[float, dict[str, float], Any]:
     """The previous design with the same concurrency: three barriers in a row."""
     from vocencebench.adapters import synthesize_item
-    from vocencebench.executor import make_executor
     from vocencebench.pair import analyse_clip, combine, covered_dimensions
     from vocencebench.probes import default_probes
     from vocencebench.scores import decide_pairs
+    from vocencebench.specs import make_executor
     from vocencebench.traits import TRAITS
 
     probes = default_probes()

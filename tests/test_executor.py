@@ -5,7 +5,8 @@ import os
 import pytest
 
 from vocencebench.errors import ConfigError
-from vocencebench.executor import DaskExecutor, LocalExecutor, SerialExecutor, make_executor
+from vocencebench.executor import DaskExecutor, LocalExecutor, SerialExecutor
+from vocencebench.specs import make_executor
 
 
 def _square(x: int) -> tuple[int, int]:

@@ -19,6 +19,7 @@ from vocencebench.loudness import integrated_loudness
 from vocencebench.norms import age_group
 from vocencebench.probes import acoustic as ac
 from vocencebench.probes import default_probes, vad
+from vocencebench.probes import voice as pv
 from vocencebench.probes.acoustic import (
     DnsmosDiagnostic,
     GenderHeuristicProbe,
@@ -387,8 +388,8 @@ def test_gender_score_is_the_shipped_model(pitch_clips: dict[tuple[str, int], Au
     for clip in pitch_clips.values():
         res = GenderHeuristicProbe().measure(clip, make_item())["gender"]
         a = analyse(clip)
-        y, rate = ac._samples_for_analysis(clip)
-        cep, t = gender_model.frame_cepstra(ac._resample(y, rate, gender_model.RATE))
+        y, rate = pv.samples_for_analysis(clip)
+        cep, t = gender_model.frame_cepstra(pv.resample(y, rate, gender_model.RATE))
         llr = gender_model.spectral_llr(cep[a.voiced_mask(t)])
         assert llr == pytest.approx(res.detail["spectral_llr"], abs=1e-9)
         z = gender_model.log_odds(float(a.median_f0 or 0), llr)
@@ -643,5 +644,5 @@ def test_fast_percentile_and_median_equal_numpy() -> None:
             if n % 3 == 0:
                 x = np.round(x, 1)  # ties
             for q in (0.0, 5.0, 50.0, 99.0, 100.0):
-                assert ac._percentile(x, q) == float(np.percentile(x, q)), (n, q)
-            assert ac._median(x) == float(np.median(x)), n
+                assert pv.percentile(x, q) == float(np.percentile(x, q)), (n, q)
+            assert pv.median(x) == float(np.median(x)), n

@@ -369,17 +369,18 @@ def test_the_size_cap_is_configurable(tmp_path: Path) -> None:
 
 def test_worker_counts_are_capped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     from vocencebench import executor as ex
+    from vocencebench import specs
 
     monkeypatch.setattr(ex, "default_workers", lambda: 2)
-    exe = ex.make_executor(workers=1000)
+    exe = specs.make_executor(workers=1000)
     assert isinstance(exe, ex.LocalExecutor) and exe.workers == 2
     assert exe.note == "workers capped at 2 (asked for 1000; 2 CPU(s) available)"
     exe.close()
-    one = ex.make_executor(workers=1000, units=1)
+    one = specs.make_executor(workers=1000, units=1)
     assert isinstance(one, ex.SerialExecutor)
     assert one.note == "workers capped at 1 (asked for 1000; 2 CPU(s) available and 1 unit(s) " \
                        "of work)"
-    assert ex.make_executor(workers=2).note is None
+    assert specs.make_executor(workers=2).note is None
     assert ex.LocalExecutor(units=5).workers == 2 and ex.LocalExecutor().note is None
 
 
@@ -397,7 +398,8 @@ def test_a_pool_starts_no_more_processes_than_units(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5, "4"])
 def test_workers_below_one_are_an_error_not_all_cpus(bad: object) -> None:
-    from vocencebench.executor import LocalExecutor, check_workers, make_executor
+    from vocencebench.executor import LocalExecutor, check_workers
+    from vocencebench.specs import make_executor
 
     for call in (lambda: make_executor(workers=bad),  # type: ignore[arg-type]
                  lambda: LocalExecutor(bad),  # type: ignore[arg-type]
@@ -409,7 +411,7 @@ def test_workers_below_one_are_an_error_not_all_cpus(bad: object) -> None:
 def test_bogus_executor_is_rejected_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from vocencebench.executor import make_executor, validate_executor_spec
+    from vocencebench.specs import make_executor, validate_executor_spec
 
     for spec in ("bogus", "ray", "dask:"):
         with pytest.raises(ConfigError):

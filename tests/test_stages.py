@@ -309,7 +309,7 @@ def test_spec_errors_list_the_registered_forms(monkeypatch: Any) -> None:
     from vocencebench import specs
     from vocencebench.commands._judge_args import judge_from_args
     from vocencebench.errors import ConfigError
-    from vocencebench.executor import validate_executor_spec
+    from vocencebench.specs import validate_executor_spec
 
     monkeypatch.setitem(specs._REGISTRY["executor"], "ray",
                         specs.SpecForm("executor", "ray", "ray:ADDRESS", lambda arg: None))

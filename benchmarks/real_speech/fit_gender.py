@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 import realspeech as rs
 from vocencebench.probes import acoustic as ac
 from vocencebench.probes import gender_model as gm
+from vocencebench.probes import voice
 
 FloatArray = npt.NDArray[np.float64]
 COMPONENTS = 16
@@ -72,7 +73,7 @@ def features(audio: Any) -> tuple[float, FloatArray]:
     a = ac.analyse(audio)
     if a.median_f0 is None:
         raise SystemExit(f"{audio.name}: no F0")
-    x, rate = ac._samples_for_analysis(audio)
+    x, rate = voice.samples_for_analysis(audio)
     c, t = gm.cepstra(audio, x, rate)
     return 12.0 * math.log2(a.median_f0 / gm.F0_MID_HZ), np.asarray(c[a.voiced_mask(t)])
 

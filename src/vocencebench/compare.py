@@ -24,19 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from ._pipeline.engine import DEFAULT_WINDOW, Engine, RunOptions
-from ._pipeline.stages import check_component
+from ._util.protocols import check_component
 from .adapters import SystemHooks, check_distinct_identities, system_hooks
 from .cache import Cache, NullCache, clip_key
 from .canaries import canary_status, run_preflight
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, WER_THRESHOLD
 from .constants import PACKAGE_VERSION as __version__
 from .errors import ConfigError, SynthesisError
-from .executor import Executor, make_executor
+from .executor import Executor
 from .judge import CachingJudge, PairJudge
 from .pair import covered_dimensions
 from .probes.base import BatchedProbe, ProbeSuite
 from .result import Head2Head, decide_pairs
 from .schema import INCOMPLETE, Item
+from .specs import make_executor
 from .traits import TRAITS, TraitRegistry
 from .transcribe import Transcriber
 

@@ -1,6 +1,9 @@
 """Where units of work run: in this process, a local process pool, or a Dask cluster.
 
-One small interface, :class:`Executor`: ``map_unordered(fn, items)`` yields
+An executor is built from a spec (``local``, ``serial``, ``dask[:ADDRESS]``) by
+:func:`vocencebench.specs.make_executor`, the one registry of spec kinds; this module holds
+the interface and its implementations. One small interface, :class:`Executor`:
+``map_unordered(fn, items)`` yields
 ``(index, result)`` as units finish, whatever the order. Callers put results back in index
 order, so the output never depends on the executor or its worker count. ``fn`` and the
 items must be picklable for the pool and Dask executors (module-level functions).
@@ -14,14 +17,14 @@ never "all CPUs". Pool workers die with the run (see :mod:`vocencebench._util.pr
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from .errors import ConfigError, MissingDependencyError
+from ._util.deps import require
+from .errors import ConfigError
 
 __all__ = [
     "DaskExecutor",
@@ -31,8 +34,6 @@ __all__ = [
     "capped_workers",
     "check_workers",
     "default_workers",
-    "make_executor",
-    "validate_executor_spec",
 ]
 
 T = TypeVar("T")
@@ -80,24 +81,6 @@ def capped_workers(workers: int | None, units: int | None = None) -> tuple[int, 
         note = f"workers capped at {n} (asked for {requested}; {' and '.join(notes)})"
         log.info(note)
     return n, note
-
-
-def validate_executor_spec(spec: str | None) -> None:
-    """Check an ``--executor`` spec without starting anything (cheap: call it before any
-    work). ConfigError for a spec that is none of the registered forms
-    (:mod:`vocencebench.specs`, which the message lists); MissingDependencyError when
-    ``dask`` lacks its package."""
-    from . import specs
-
-    if spec is not None and not isinstance(spec, str):
-        raise ConfigError(f"executor spec must be a string, got {type(spec).__name__}")
-    form, arg = specs.lookup("executor", spec)
-    if form.name == "dask":
-        if spec is not None and spec.startswith("dask:") and not arg.strip():
-            raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got "
-                              f"{spec!r}")
-        if importlib.util.find_spec("distributed") is None:
-            raise MissingDependencyError("the Dask executor", "dask", package="dask[distributed]")
 
 
 @runtime_checkable
@@ -239,12 +222,10 @@ class DaskExecutor:
         cluster: Any = None,
         resources: dict[str, float] | None = None,
     ) -> None:
-        try:
-            import dask
-            from distributed import Client, LocalCluster
-        except ImportError as exc:
-            raise MissingDependencyError("the Dask executor", "dask",
-                                         package="dask[distributed]") from exc
+        need = ("the Dask executor", "dask")
+        dask = require("dask", *need, package="dask[distributed]")
+        distributed = require("distributed", *need, package="dask[distributed]")
+        Client, LocalCluster = distributed.Client, distributed.LocalCluster
         self.workers = check_workers(workers) or default_workers()
         self._resources = resources
         self._own_cluster = None
@@ -295,19 +276,3 @@ class DaskExecutor:
         self._client.close()  # type: ignore[no-untyped-call]
         if self._own_cluster is not None:
             self._own_cluster.close()  # type: ignore[no-untyped-call]
-
-
-def make_executor(spec: str | None = None, *, workers: int | None = None,
-                  units: int | None = None) -> Executor:
-    """``None``/``local`` → local process pool (serial when it would have one worker);
-    ``serial``; ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing
-    scheduler (the forms live in :mod:`vocencebench.specs`). Local workers are capped at the
-    CPUs available and at ``units`` (the number of units of work, when known); the executor's
-    ``note`` says so. Specs and worker counts are checked before anything starts
-    (:func:`validate_executor_spec`, :func:`check_workers`)."""
-    from . import specs
-
-    validate_executor_spec(spec)
-    check_workers(workers)
-    exe: Executor = specs.build("executor", spec, workers=workers, units=units)
-    return exe

@@ -1,8 +1,11 @@
 """One item, two clips → every dimension, the gate and the composite for both sides.
 
 The data flow is one-directional: each clip is *analysed* on its own (decode, ASR gate,
-probes: :func:`analyse_clip`), the pair is *judged* (tone, naturalness), and
-:func:`combine` folds both into a :class:`PairResult` with one :class:`SampleScore` a side.
+probes: :func:`measure_clip`), the pair is *judged* (tone, naturalness: :func:`judge_pair`,
+one call per job of :func:`judge_jobs`, read by :func:`read_verdicts`), and :func:`combine`
+folds both into a :class:`PairResult` with one :class:`SampleScore` a side. These are the
+per-item units of every run: the streaming pipeline (:mod:`vocencebench._pipeline`) runs them
+in its stages, :func:`score_pair` runs them one after the other for one item.
 
 Failure semantics (docs/methodology.md):
 
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._util import failures as fail
 from .audio import Clip
+from .constants import RUBRIC_MAX
 from .decide import composite, desirability
 from .errors import ConfigError, VocenceError
 from .schema import Item, ProbeResult, Record, SampleScore, Verdict
@@ -30,6 +34,7 @@ from .traits import NATURALNESS, TRAITS, TraitRegistry
 
 if TYPE_CHECKING:
     from .audio import Audio
+    from .judge import PairJudge
     from .probes.base import ProbeSet, ProbeSuite
     from .transcribe import Transcriber
 
@@ -39,7 +44,12 @@ __all__ = [
     "analyse_clip",
     "combine",
     "covered_dimensions",
+    "judge_failure",
+    "judge_jobs",
+    "judge_pair",
+    "measure_clip",
     "needs_judge",
+    "read_verdicts",
     "score_pair",
 ]
 
@@ -211,7 +221,7 @@ def covered_dimensions(
 
 
 def _judged_d(dim: str, score: float, registry: TraitRegistry) -> float:
-    return desirability(registry.get(dim), score) if dim != NATURALNESS else score / 3.0
+    return desirability(registry.get(dim), score) if dim != NATURALNESS else score / RUBRIC_MAX
 
 
 def combine(
@@ -310,6 +320,56 @@ def needs_judge(analysis_a: ClipAnalysis, analysis_b: ClipAnalysis) -> bool:
     return not (analysis_a.gate == 0 and analysis_b.gate == 0)
 
 
+def judge_jobs(registry: TraitRegistry, *, all_at_once: bool) -> list[tuple[str, ...]]:
+    """The judge calls one pair needs: one per judged dimension of ``registry``, or one for
+    all of them (``all_at_once``); each is the tuple of dimensions it scores."""
+    dims = registry.judged_dimensions()
+    return [tuple(dims)] if all_at_once else [(d,) for d in dims]
+
+
+def judge_pair(
+    judge: PairJudge,
+    item: Item,
+    clip_a: Clip,
+    clip_b: Clip,
+    dimensions: tuple[str, ...],
+    *,
+    all_at_once: bool,
+    consistent: bool,
+    votes: int,
+) -> Mapping[str, Verdict]:
+    """The judge's verdicts on one pair: one dimension (:meth:`Judge.compare`) or every
+    judged dimension in one upload (``all_at_once``: :meth:`Judge.compare_all`)."""
+    kw: dict[str, Any] = dict(text=item.text, instruction=item.instruction, audio_a=clip_a,
+                              audio_b=clip_b, consistent=consistent, votes=votes,
+                              category=item.category)
+    if all_at_once:
+        out: Mapping[str, Verdict] = judge.compare_all(dimensions=list(dimensions),
+                                                       all_at_once=True, **kw)
+        return out
+    return {dimensions[0]: judge.compare(dimension=dimensions[0], **kw)}
+
+
+def read_verdicts(dimensions: Sequence[str], got: Mapping[str, Any]
+                  ) -> tuple[dict[str, Verdict], dict[str, str]]:
+    """(the verdicts, why the others are missing) of one :func:`judge_pair` answer for the
+    ``dimensions`` it was asked: anything but a :class:`Verdict` is the judge's failure."""
+    verdicts: dict[str, Verdict] = {}
+    failures: dict[str, str] = {}
+    for d in dimensions:
+        v = got.get(d)
+        if isinstance(v, Verdict):
+            verdicts[d] = v
+        else:
+            failures[d] = fail.reason(fail.JUDGE, f"{d}: the judge returned no verdict")
+    return verdicts, failures
+
+
+def judge_failure(dimensions: Sequence[str], exc: BaseException) -> str:
+    """Why a :func:`judge_pair` call for ``dimensions`` gave no verdicts (it raised ``exc``)."""
+    return fail.reason(fail.JUDGE, f"{'+'.join(dimensions)}: {fail.exc_text(exc)}")
+
+
 def score_pair(
     item: Item,
     wav_a: bytes | Clip | None,
@@ -323,27 +383,32 @@ def score_pair(
     votes: int = 1,
     registry: TraitRegistry = TRAITS,
 ) -> PairResult:
-    """Score one item's pair of clips on every dimension (no cache, in this process)."""
+    """Score one item's pair of clips on every dimension (no cache, in this process): the
+    units of a run (:func:`measure_clip`, :func:`judge_pair`, :func:`combine`) one after the
+    other, the judge asked one dimension per call."""
     clip_a = wav_a if wav_a is None or isinstance(wav_a, Clip) else Clip.from_bytes(wav_a)
     clip_b = wav_b if wav_b is None or isinstance(wav_b, Clip) else Clip.from_bytes(wav_b)
-    an_a = analyse_clip(item, clip_a, system=labels[0], probes=probes, transcriber=transcriber)
-    an_b = analyse_clip(item, clip_b, system=labels[1], probes=probes, transcriber=transcriber)
+    an_a = measure_clip(item, clip_a, system=labels[0], probes=probes,
+                        transcriber=transcriber)[0]
+    an_b = measure_clip(item, clip_b, system=labels[1], probes=probes,
+                        transcriber=transcriber)[0]
     verdicts: dict[str, Verdict] = {}
     failures: dict[str, str] = {}
     if judge is not None and clip_a is not None and clip_b is not None \
             and needs_judge(an_a, an_b):
-        for dim in registry.judged_dimensions():
+        for dims in judge_jobs(registry, all_at_once=False):
             try:
-                verdicts[dim] = judge.compare(
-                    text=item.text, instruction=item.instruction, audio_a=clip_a,
-                    audio_b=clip_b, dimension=dim, consistent=consistent, votes=votes,
-                    category=item.category,
-                )
+                got = judge_pair(judge, item, clip_a, clip_b, dims, all_at_once=False,
+                                 consistent=consistent, votes=votes)
             except ConfigError:
                 raise
             except Exception as exc:  # the judge's failure, never the systems'
-                failures[dim] = fail.reason(fail.JUDGE, f"{dim}: {fail.exc_text(exc)}")
-    dims = covered_dimensions(probes.traits if probes is not None else (), judge is not None,
-                              registry)
+                failures.update(dict.fromkeys(dims, judge_failure(dims, exc)))
+                continue
+            ok, missing = read_verdicts(dims, got)
+            verdicts.update(ok)
+            failures.update(missing)
+    dims_run = covered_dimensions(probes.traits if probes is not None else (),
+                                  judge is not None, registry)
     return combine(item, an_a, an_b, verdicts, labels=labels, judge_failures=failures,
-                   registry=registry, dimensions=dims)
+                   registry=registry, dimensions=dims_run)

@@ -18,14 +18,23 @@ lines and URLs): pass ``benchmark(concurrency=(a, b))`` from Python, or ``--conc
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from .errors import ConfigError
+from .errors import ConfigError, MissingDependencyError
+from .executor import (
+    DaskExecutor,
+    Executor,
+    LocalExecutor,
+    SerialExecutor,
+    capped_workers,
+    check_workers,
+)
 
-__all__ = ["KINDS", "SpecForm", "build", "build_system", "forms", "lookup", "register",
-           "syntaxes"]
+__all__ = ["KINDS", "SpecForm", "build", "build_system", "forms", "lookup", "make_executor",
+           "register", "syntaxes", "validate_executor_spec"]
 
 Kind = Literal["system", "judge", "transcriber", "executor"]
 KINDS: Final[tuple[Kind, ...]] = ("system", "judge", "transcriber", "executor")
@@ -255,8 +264,6 @@ register("transcriber", "pocketsphinx", "pocketsphinx", _pocketsphinx, bare=True
 
 
 def _local(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
-    from .executor import LocalExecutor, SerialExecutor, capped_workers
-
     # Capped at the CPUs available and the units of work; the note says why.
     n, note = capped_workers(workers, units)
     exe: Any = SerialExecutor() if n == 1 else LocalExecutor(n)
@@ -265,14 +272,10 @@ def _local(arg: str, *, workers: int | None = None, units: int | None = None) ->
 
 
 def _serial(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
-    from .executor import SerialExecutor
-
     return SerialExecutor()
 
 
 def _dask(arg: str, *, workers: int | None = None, units: int | None = None) -> Any:
-    from .executor import DaskExecutor
-
     return DaskExecutor(arg or None, workers=workers)
 
 
@@ -285,3 +288,32 @@ register("executor", "serial", "serial", _serial, bare=True, needs_arg=False,
          options=_EXECUTOR_OPTIONS, takes_arg=False)
 register("executor", "dask", "dask[:ADDRESS]", _dask, bare=True, needs_arg=False,
          options=_EXECUTOR_OPTIONS)
+
+
+def validate_executor_spec(spec: str | None) -> None:
+    """Check an ``--executor`` spec without starting anything (cheap: call it before any
+    work). ConfigError for a spec that is none of the registered forms (the message lists
+    them); MissingDependencyError when ``dask`` lacks its package."""
+    if spec is not None and not isinstance(spec, str):
+        raise ConfigError(f"executor spec must be a string, got {type(spec).__name__}")
+    form, arg = lookup("executor", spec)
+    if form.name == "dask":
+        if spec is not None and spec.startswith("dask:") and not arg.strip():
+            raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got "
+                              f"{spec!r}")
+        if importlib.util.find_spec("distributed") is None:
+            raise MissingDependencyError("the Dask executor", "dask", package="dask[distributed]")
+
+
+def make_executor(spec: str | None = None, *, workers: int | None = None,
+                  units: int | None = None) -> Executor:
+    """``None``/``local`` → local process pool (serial when it would have one worker);
+    ``serial``; ``dask`` → a local Dask cluster; ``dask:tcp://host:8786`` → an existing
+    scheduler (the forms registered above). Local workers are capped at the CPUs available
+    and at ``units`` (the number of units of work, when known); the executor's ``note`` says
+    so. Specs and worker counts are checked before anything starts
+    (:func:`validate_executor_spec`, :func:`~vocencebench.executor.check_workers`)."""
+    validate_executor_spec(spec)
+    check_workers(workers)
+    exe: Executor = build("executor", spec, workers=workers, units=units)
+    return exe

@@ -33,29 +33,34 @@ what is running finish, and marks every unfinished item incomplete with that rea
 
 from __future__ import annotations
 
-import copy
 import logging
-import queue
-import threading
-import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._util import failures as fail
-from ..adapters import SystemHooks, synthesize_item
+from ..adapters import SystemHooks, kill_running_commands, synthesize_item
 from ..audio import Clip
-from ..cache import Cache, cache_key, clip_key
+from ..cache import Cache, clip_key
 from ..errors import ConfigError, is_fatal
 from ..judge import PairJudge
-from ..pair import ClipAnalysis, PairResult, combine, needs_judge
-from ..probes.base import BatchedProbe, ProbeSuite
-from ..result import PairList
-from ..schema import Item, ProbeResult, Verdict
+from ..pair import (
+    ClipAnalysis,
+    PairResult,
+    combine,
+    judge_failure,
+    judge_jobs,
+    judge_pair,
+    needs_judge,
+    read_verdicts,
+)
+from ..probes.base import BatchedProbe, ProbeSuite, merge_results
+from ..schema import Item, ProbeResult
 from ..traits import TraitRegistry
 from ..transcribe import Transcriber
+from .records import OpenItem, Results, Side, analysis_keys, assemble, probe_part
 from .stages import (
     BatchJob,
     ClipJob,
@@ -64,10 +69,16 @@ from .stages import (
     SynthJob,
     analyse,
     handle,
-    judge_pair,
     measure,
-    pickle_problem,
     synthesize,
+)
+from .support import (
+    EventLoop,
+    Progress,
+    Runner,
+    analysis_placement,
+    skipped,
+    synth_lane,
 )
 
 __all__ = ["DEFAULT_WINDOW", "SPILL_PAIRS", "Engine", "RunOptions"]
@@ -101,105 +112,7 @@ class RunOptions:
     progress: bool = False
 
 
-@dataclass
-class _Side:
-    key: str
-    sha: str | None = None
-    # The one Clip of this side in the client, made when its bytes arrive and dropped when
-    # the item closes: the in-process analysis, the batched probes and the judge share it,
-    # so the clip is decoded once in this process (a worker process decodes its own copy).
-    clip: Clip | None = None
-    keys: tuple[str, str] = ("", "")  # (transcript key, probe key)
-    part: dict[str, Any] | None = None
-    transcript: dict[str, Any] | None = None
-    analysis: ClipAnalysis | None = None
-
-
-@dataclass
-class _Open:
-    index: int
-    item: Item
-    sides: tuple[_Side, _Side]
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-    jfail: dict[str, str] = field(default_factory=dict)
-    judge_left: int = 0
-
-
-class _Progress:
-    """Rich progress bars, one per stage, updated by the coordinator only."""
-
-    def __init__(self, enabled: bool, n: int, labels: tuple[str, str], *, judge: bool
-                 ) -> None:
-        self._p: Any = None
-        self._t: dict[str, Any] = {}
-        if not enabled or n == 0:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self._p = Progress(TextColumn("{task.description:<14}"), BarColumn(),
-                           MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
-        for name, total in ((f"synth {labels[0]}", n), (f"synth {labels[1]}", n),
-                            ("analyse", 2 * n), ("judge", 0), ("items", n)):
-            if name != "judge" or judge:
-                self._t[name] = self._p.add_task(name, total=total)
-        self._p.start()
-
-    def tick(self, name: str, n: int = 1) -> None:
-        if self._p is not None and name in self._t:
-            self._p.advance(self._t[name], n)
-
-    def grow(self, name: str, n: int) -> None:
-        if self._p is not None and name in self._t:
-            task = self._p.tasks[self._t[name]]
-            self._p.update(self._t[name], total=(task.total or 0) + n)
-
-    def stop(self) -> None:
-        if self._p is not None:
-            self._p.stop()
-
-
-class _Runner:
-    """Where analysis and batched units run: ``submit(fn, job, gpu=...) -> Future``."""
-
-    def __init__(self, executor: Any, *, in_process: bool, gpu: dict[str, float] | None
-                 ) -> None:
-        self._exe = executor
-        self._gpu = gpu
-        self._threads: ThreadPoolExecutor | None = None
-        self.remote = False
-        if in_process or not callable(getattr(executor, "submit", None)):
-            self._threads = ThreadPoolExecutor(1, thread_name_prefix="vocencebench-analyse")
-            self.limit = 2
-        else:
-            self.remote = True
-            self.limit = max(2, 4 * int(getattr(executor, "workers", 1) or 1))
-        self.is_dask = getattr(executor, "name", "") == "dask"
-
-    def submit(self, fn: Callable[[Any], Any], job: Any, *, gpu: bool = False) -> Future[Any]:
-        if self._threads is not None:
-            return self._threads.submit(fn, job)
-        if self.is_dask:
-            res = self._gpu if gpu else None
-            fut: Future[Any] = self._exe.submit(fn, job, resources=res)
-            return fut
-        fut = self._exe.submit(fn, job)
-        return fut
-
-    def close(self, *, now: bool = False) -> None:
-        if self._threads is not None:
-            self._threads.shutdown(wait=not now, cancel_futures=True)
-        abort = getattr(self._exe, "abort", None)
-        if now and self.remote and callable(abort):
-            abort()
-
-
-class Engine:
+class Engine(EventLoop):
     """One run of the stages over ``items`` (see the module docstring)."""
 
     def __init__(
@@ -229,50 +142,25 @@ class Engine:
         self.clip_stores = clip_stores
         self.dask = dask
         self.preflight = preflight
-        self._q: queue.Queue[tuple[Callable[..., None], tuple[Any, ...], Future[Any]]] = (
-            queue.Queue())
-        self._in_flight: set[Future[Any]] = set()
+        super().__init__()
         # Small runs keep their pairs in memory; large ones spill each to disk as it closes.
-        self._spill: PairList | None = (PairList(len(self.items))
-                                        if len(self.items) > SPILL_PAIRS else None)
-        self._results: list[PairResult | None] = (
-            [] if self._spill is not None else [None] * len(self.items))
-        self._open: dict[int, _Open] = {}
+        self._results = Results(len(self.items), spill=len(self.items) > SPILL_PAIRS)
+        self._open: dict[int, OpenItem] = {}
         self._next = 0
-        self._stopped: str | None = None
-        # Set by any stage thread that meets a fatal error, read by every unit before it
-        # starts: queued work stops at once, without waiting for the coordinator.
-        self._halt = threading.Event()
-        self._error: BaseException | None = None
-        self._spans: dict[str, list[float]] = {}
-        self._t0 = time.perf_counter()
-        self.stop_reason: str | None = None
 
         # -- probes: per-clip part (executor) and batched part (one model copy)
-        per_clip, batched = _split_batched(probes)
+        per_clip, batched = probes.split_batched() if probes is not None else (None, ())
         self._batched: tuple[BatchedProbe, ...] = batched
         self._batched_traits = tuple(t for p in batched for t in p.traits)
         #: Status lines about where work runs that differ from what the executor promises
         #: (the run's metadata and summary show them).
         self.notes: list[str] = []
-        stuck = _unpicklable((("probe set", per_clip), ("transcriber", transcriber)))
-        if dask is not None:
-            _refuse_on_dask(stuck, "the per-clip analysis")
-            if batched:
-                _refuse_on_dask(_unpicklable((("probe set", batched),)), "the batched probes")
-        elif stuck and callable(getattr(executor, "submit", None)):
-            # The pool cannot take the component: the analysis runs here, in one thread —
-            # said loudly, since the run would otherwise look like it used the pool.
-            note = (f"ANALYSIS IN ONE CLIENT THREAD: {'; '.join(stuck)}; so the per-clip "
-                    f"analysis runs in one thread of this process, not on the "
-                    f"{getattr(executor, 'name', '?')} executor's "
-                    f"{getattr(executor, 'workers', '?')} worker(s) — make it picklable (a "
-                    "module-level class holding no lambda, open file, lock or client) to use "
-                    "them")
+        in_process, note = analysis_placement(per_clip, batched, transcriber, executor, dask)
+        if note is not None:
             log.warning("%s", note)
             self.notes.append(note)
         gpu = dask.gpu_resources() if dask is not None else None
-        self._runner = _Runner(executor, in_process=bool(stuck), gpu=gpu)
+        self._runner = Runner(executor, in_process=in_process, gpu=gpu)
         remote = self._runner.remote
         self._per_clip = handle(per_clip, portable=remote) if per_clip is not None else None
         self._trans = handle(transcriber, portable=remote) if transcriber is not None else None
@@ -294,27 +182,14 @@ class Engine:
         self._synth_remote = [False, False]
         self._synth_handle: list[Handle[Any] | None] = [None, None]
         for s in (0, 1):
-            hk = hooks[s]
-            want = options.concurrency[s] or hk.concurrency
-            if hk.batched and not hk.per_item:
-                self._synth_limit[s] = want or 1
-                placement = hk.placement or dask.default_placement(systems[s]) if dask else None
-                self._synth_remote[s] = placement == "worker"
-                if self._synth_remote[s]:
-                    _refuse_on_dask(_unpicklable(((f"system {options.labels[s]!r}",
-                                                   systems[s]),)),
-                                    f"the synthesis of system {options.labels[s]!r} (placement "
-                                    "'worker'; set its placement = 'client' to synthesise in "
-                                    "this process)")
-                self._synth_handle[s] = handle(systems[s], portable=self._synth_remote[s])
-            else:
-                self._synth_limit[s] = want or 1
+            self._synth_limit[s], self._synth_remote[s], self._synth_handle[s] = synth_lane(
+                systems[s], hooks[s], options.labels[s], options.concurrency[s], dask)
             self._synth_threads.append(ThreadPoolExecutor(
                 self._synth_limit[s], thread_name_prefix=f"vocencebench-synth-{'ab'[s]}"))
         self._judge_threads = (ThreadPoolExecutor(max(1, options.judge_concurrency),
                                                   thread_name_prefix="vocencebench-judge")
                                if judge is not None else None)
-        self._progress = _Progress(options.progress, len(self.items), options.labels,
+        self._progress = Progress(options.progress, len(self.items), options.labels,
                                    judge=judge is not None)
 
     # ------------------------------------------------------------------ the event loop
@@ -333,23 +208,7 @@ class Engine:
                     raise
                 except Exception as exc:
                     self._stop(fail.reason(fail.CANARIES, exc))
-            self._admit()
-            self._pump()
-            while self._in_flight or self._wants_more():
-                if not self._in_flight:
-                    raise RuntimeError("internal error: the pipeline stalled with "
-                                       f"{len(self._open)} items open")  # pragma: no cover
-                fn, args, fut = self._q.get()
-                self._in_flight.discard(fut)
-                try:
-                    fn(*args, fut)
-                except ConfigError as exc:
-                    self._error = exc
-                    self._stop(fail.reason("config", exc))
-                self._admit()
-                self._pump()
-            if self._error is not None:
-                raise self._error
+            self._serve()
         except BaseException:  # Ctrl-C, SIGTERM, a ConfigError: stop every stage now
             self._halt.set()
             self._shutdown(now=True)
@@ -362,33 +221,17 @@ class Engine:
             return False
         return bool(self._open) or self._next < len(self.items)
 
-    def _watch(self, fut: Future[Any], fn: Callable[..., None], *args: Any) -> None:
-        self._in_flight.add(fut)
-        fut.add_done_callback(lambda f: self._q.put((fn, args, f)))
+    def _next_work(self) -> None:
+        self._admit()
+        self._pump()
 
-    def _span(self, stage: str) -> None:
-        now = time.perf_counter() - self._t0
-        span = self._spans.setdefault(stage, [now, now])
-        span[1] = now
-
-    def _guarded(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        """Run a unit in a stage thread unless the run is halting; a fatal error halts it."""
-        if self._halt.is_set():
-            raise _Halted
-        try:
-            return fn(*args, **kw)
-        except BaseException as exc:
-            if is_fatal(exc):
-                self._halt.set()
-            raise
+    def _stalled(self) -> str:  # pragma: no cover - an internal error
+        return f"{len(self._open)} items open"
 
     def _stop(self, reason: str) -> None:
         if self._stopped is not None:
             return
-        self._stopped = self.stop_reason = reason
-        self._halt.set()
-        for fut in list(self._in_flight):
-            fut.cancel()
+        super()._stop(reason)
         for d in self._synth_pending:
             d.clear()
         self._analysis_pending.clear()
@@ -399,8 +242,6 @@ class Engine:
         for f in list(self._in_flight):
             f.cancel()
         if now:  # a stage thread waiting on a command system would outlive the interrupt
-            from ..adapters import kill_running_commands
-
             kill_running_commands()
         pools = [*self._synth_threads, self._judge_threads, self._batch_threads]
         for pool in pools:
@@ -408,12 +249,6 @@ class Engine:
                 pool.shutdown(wait=not now, cancel_futures=True)
         self._runner.close(now=now)
         self._progress.stop()
-
-    def timings(self) -> dict[str, float]:
-        """Seconds from the start of the run to the first and last event of each stage."""
-        out = {f"{k}_s": round(v[1] - v[0], 6) for k, v in sorted(self._spans.items())}
-        out["pipeline_s"] = round(time.perf_counter() - self._t0, 6)
-        return out
 
     # ------------------------------------------------------------------------ admission
 
@@ -423,8 +258,8 @@ class Engine:
             i = self._next
             self._next += 1
             item = self.items[i]
-            sides = tuple(_Side(clip_key(self.hooks[s].system_id, item)) for s in (0, 1))
-            st = self._open[i] = _Open(i, item, (sides[0], sides[1]))
+            sides = tuple(Side(clip_key(self.hooks[s].system_id, item)) for s in (0, 1))
+            st = self._open[i] = OpenItem(i, item, (sides[0], sides[1]))
             for s in (0, 1):
                 hit = self.clip_stores[s].get_bytes("clips", st.sides[s].key)
                 if hit is not None:
@@ -477,7 +312,7 @@ class Engine:
     def _on_synth(self, s: int, idxs: list[int], fut: Future[Any]) -> None:
         self._synth_in_flight[s] -= 1
         self._span("synthesis")
-        if _skipped(fut):
+        if skipped(fut):
             return
         exc = fut.exception()
         if exc is not None:
@@ -520,7 +355,7 @@ class Engine:
         item = st.item
         side.clip = Clip.from_bytes(data, name=f"{self.opt.labels[s]}/{item.id}")
         side.sha = side.clip.sha256
-        side.keys = _analysis_keys(item, side.sha, self.probes, self.transcriber)
+        side.keys = analysis_keys(item, side.sha, self.probes, self.transcriber)
         tkey, pkey = side.keys
         side.part = self.store.get_json("probes", pkey)
         if self.transcriber is not None:
@@ -528,7 +363,7 @@ class Engine:
         need_tr = self.transcriber is not None and side.transcript is None
         if side.part is not None and not need_tr:
             self._progress.tick("analyse")
-            self._side_done(i, s, _assemble(item, self.opt.labels[s], side.part,
+            self._side_done(i, s, assemble(item, self.opt.labels[s], side.part,
                                             side.transcript))
             return
         job = ClipJob(item, side.clip, self.opt.labels[s],
@@ -593,10 +428,10 @@ class Engine:
             if self._batched:
                 self._batch_pending.append((i, s, an, out.no_speech))
                 return
-            side.part = _part(an)
+            side.part = probe_part(an)
             self.store.put_json("probes", pkey, side.part)
         self._progress.tick("analyse")
-        self._side_done(i, s, _assemble(st.item, label, side.part, side.transcript))
+        self._side_done(i, s, assemble(st.item, label, side.part, side.transcript))
 
     # -------------------------------------------------------------------- batched probes
 
@@ -669,11 +504,12 @@ class Engine:
         st = self._open[i]
         side = st.sides[s]
         assert self.probes is not None  # batched probes come from the probe set
-        merged = replace(an, probes=_merge_results(self.probes, [an.probes, extra]))
-        side.part = _part(merged)
+        merged = replace(an, probes=merge_results([an.probes, extra], self.probes.ids,
+                                                  self.probes.registry.names()))
+        side.part = probe_part(merged)
         self.store.put_json("probes", side.keys[1], side.part)
         self._progress.tick("analyse")
-        self._side_done(i, s, _assemble(st.item, self.opt.labels[s], side.part,
+        self._side_done(i, s, assemble(st.item, self.opt.labels[s], side.part,
                                         side.transcript))
 
     # ---------------------------------------------------------------------------- judge
@@ -695,8 +531,7 @@ class Engine:
             self._close(i)
             return
         clip_a, clip_b = self._clip(i, 0), self._clip(i, 1)
-        dims = self.opt.registry.judged_dimensions()
-        jobs = [tuple(dims)] if self.opt.all_at_once else [(d,) for d in dims]
+        jobs = judge_jobs(self.opt.registry, all_at_once=self.opt.all_at_once)
         assert self._judge_threads is not None
         self._progress.grow("judge", len(jobs))
         st.judge_left = len(jobs)
@@ -715,7 +550,7 @@ class Engine:
             return
         st.judge_left -= 1
         self._progress.tick("judge")
-        if _skipped(fut):
+        if skipped(fut):
             st.jfail.update(dict.fromkeys(ds, self._stopped or fail.reason(fail.JUDGE,
                                                                             "cancelled")))
         else:
@@ -723,19 +558,14 @@ class Engine:
             if exc is not None:
                 if isinstance(exc, ConfigError):
                     raise exc
-                why = fail.reason(fail.JUDGE, f"{'+'.join(ds)}: {fail.exc_text(exc)}")
+                why = judge_failure(ds, exc)
                 st.jfail.update(dict.fromkeys(ds, why))
                 if is_fatal(exc):
                     self._stop(why)
             else:
-                got: Mapping[str, Verdict] = fut.result()
-                for d in ds:
-                    v = got.get(d)
-                    if isinstance(v, Verdict):
-                        st.verdicts[d] = v
-                    else:
-                        st.jfail[d] = fail.reason(fail.JUDGE,
-                                                  f"{d}: the judge returned no verdict")
+                verdicts, missing = read_verdicts(ds, fut.result())
+                st.verdicts.update(verdicts)
+                st.jfail.update(missing)
         if st.judge_left == 0:
             self._close(i)
 
@@ -747,28 +577,21 @@ class Engine:
             side.clip = None
         a, b = st.sides[0].analysis, st.sides[1].analysis
         assert a is not None and b is not None
-        self._keep(i, combine(st.item, a, b, st.verdicts, labels=self.opt.labels,
-                              judge_failures=st.jfail, registry=self.opt.registry,
-                              dimensions=self.opt.dimensions))
+        self._results.put(i, self._combine(st.item, a, b, st))
         self._progress.tick("items")
 
-    def _keep(self, i: int, pair: PairResult) -> None:
-        if self._spill is not None:
-            self._spill.put(i, pair)
-        else:
-            self._results[i] = pair
-
-    def _done(self, i: int) -> bool:
-        if self._spill is not None:
-            return self._spill.filled(i)
-        return self._results[i] is not None
+    def _combine(self, item: Item, a: ClipAnalysis, b: ClipAnalysis, st: OpenItem | None
+                 ) -> PairResult:
+        return combine(item, a, b, st.verdicts if st else {}, labels=self.opt.labels,
+                       judge_failures=st.jfail if st else {}, registry=self.opt.registry,
+                       dimensions=self.opt.dimensions)
 
     def _finish(self) -> Sequence[PairResult]:
         """Results in corpus order; an item the run did not finish is incomplete, with the
         reason that stopped the run."""
         why = self._stopped or fail.reason("run", "not finished")
         for i, item in enumerate(self.items):
-            if self._done(i):
+            if self._results.filled(i):
                 continue
             st = self._open.get(i)
             ans = []
@@ -778,119 +601,5 @@ class Engine:
                     an = ClipAnalysis(item.id, self.opt.labels[s],
                                       sha256=st.sides[s].sha if st else None)
                 ans.append(replace(an, instrument_failure=an.instrument_failure or why))
-            self._keep(i, combine(item, ans[0], ans[1], st.verdicts if st else {},
-                                  labels=self.opt.labels,
-                                  judge_failures=st.jfail if st else {},
-                                  registry=self.opt.registry, dimensions=self.opt.dimensions))
-        if self._spill is not None:
-            return self._spill
-        return tuple(p for p in self._results if p is not None)
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-class _Halted(Exception):
-    """A unit that did not start because the run is halting (a fatal error)."""
-
-
-def _skipped(fut: Future[Any]) -> bool:
-    return fut.cancelled() or isinstance(fut.exception(), _Halted)
-
-
-def _unpicklable(components: Sequence[tuple[str, object]]) -> list[str]:
-    """For each component that does not pickle (so cannot run in another process): what it
-    is and why; for a probe set (or a tuple of probes), the probe that is the cause."""
-    out = []
-    for what, obj in components:
-        why = None if obj is None else pickle_problem(obj)
-        if why is None:
-            continue
-        name = f"{what} {type(obj).__qualname__}"
-        if what == "probe set":
-            members = obj if isinstance(obj, tuple) else (
-                *getattr(obj, "probes", ()), *getattr(obj, "diagnostics", ()))
-            for p in members:
-                cause = pickle_problem(p)
-                if cause is not None:
-                    name, why = f"probe {p.name}@{p.version}", cause
-                    break
-        elif what == "transcriber":
-            name = f"transcriber {getattr(obj, 'engine', type(obj).__qualname__)}"
-        out.append(f"{name} cannot be pickled ({why})")
-    return out
-
-
-def _refuse_on_dask(stuck: Sequence[str], work: str) -> None:
-    """A Dask run sends ``work`` to the workers; a component that cannot travel is refused,
-    never run quietly in the client instead (the run would claim work it did not do)."""
-    if stuck:
-        raise ConfigError(
-            f"the Dask executor runs {work} on its workers, but {'; '.join(stuck)}: make it "
-            "picklable (a module-level class holding no lambda, open file, lock or client), "
-            "or run with --executor local (executor='local')")
-
-
-def _split_batched(probes: ProbeSuite | None
-                   ) -> tuple[ProbeSuite | None, tuple[BatchedProbe, ...]]:
-    """(probes that run per clip on the executor, probes with ``measure_batch`` that run
-    batched in one place — the model-backed classifiers, one model copy)."""
-    if probes is None:
-        return None, ()
-    batched = tuple(p for p in probes.probes if isinstance(p, BatchedProbe))
-    if not batched:
-        return probes, ()
-    # The same set (its class, registry, diagnostics and speech check) without the batched
-    # probes: a copy whose probe tuple is the per-clip ones.
-    per_clip = copy.copy(probes)
-    per_clip.probes = tuple(p for p in probes.probes if all(p is not q for q in batched))
-    return per_clip, batched
-
-
-def _merge_results(probes: ProbeSuite, results: Sequence[Mapping[str, ProbeResult]]
-                   ) -> dict[str, ProbeResult]:
-    """Per trait, the result of the latest probe in ``probes`` (ProbeSet priority)."""
-    rank = {pid: k for k, pid in enumerate(probes.ids)}
-    best: dict[str, ProbeResult] = {}
-    for res in results:
-        for trait, r in res.items():
-            if trait not in best or rank.get(r.probe, -1) >= rank.get(best[trait].probe, -1):
-                best[trait] = r
-    return {t: best[t] for t in probes.registry.names() if t in best}
-
-
-def _analysis_keys(item: Item, sha: str, probes: ProbeSuite | None,
-                   transcriber: Transcriber | None) -> tuple[str, str]:
-    tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None)})
-    pkey = cache_key({"audio": sha, "probes": list(probes.ids) if probes else [],
-                      "request": item.traits, "text": item.text})
-    return tkey, pkey
-
-
-def _part(an: ClipAnalysis) -> dict[str, Any]:
-    """The cached probe part of an analysis (everything but the transcript)."""
-    return {"sha256": an.sha256, "duration": an.duration, "notes": list(an.notes),
-            "quality": an.quality,
-            "probes": {k: v.to_dict(versioned=False) for k, v in an.probes.items()}}
-
-
-def _assemble(item: Item, label: str, part: Mapping[str, Any],
-              transcript: Mapping[str, Any] | None) -> ClipAnalysis:
-    """A clip's analysis from its cached probe part and (optional) cached transcript: the
-    same record whether it was just measured or read back on resume."""
-    wer = gate = None
-    text = engine = None
-    if transcript is not None:
-        from ..transcribe import Transcript, score_transcript
-
-        tr = Transcript(str(transcript["text"]), str(transcript["engine"]))
-        res = score_transcript(item.text, tr)
-        text, engine, wer, gate = tr.text, tr.engine, res.wer, res.gate
-    return ClipAnalysis(
-        item.id, label, sha256=part["sha256"], duration=part["duration"],
-        transcript=text, asr_engine=engine, wer=wer, gate=gate,
-        probes={k: ProbeResult.from_dict(v) for k, v in part["probes"].items()},
-        quality=dict(part.get("quality", {})),
-        notes=tuple(part.get("notes", ())),
-    )
-
+            self._results.put(i, self._combine(item, ans[0], ans[1], st))
+        return self._results.out()

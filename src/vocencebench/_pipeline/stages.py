@@ -1,8 +1,12 @@
 """The typed units of work of a run, and the handles that ship components to workers.
 
-A run (:mod:`vocencebench._pipeline.engine`) moves every item through four stages; the work of each
-stage is one of the units below, a module-level function of one frozen, picklable job, so
-the same unit runs in a thread of the client, a local worker process or a Dask worker:
+A run (:mod:`vocencebench._pipeline.engine`) moves every item through four stages; the work
+of each stage is one of the units below, a module-level function of one frozen, picklable
+job, so the same unit runs in a thread of the client, a local worker process or a Dask
+worker. A unit only unpacks its job: the work is the per-item path of
+:mod:`vocencebench.pair` (:func:`~vocencebench.pair.measure_clip`, and
+:func:`~vocencebench.pair.judge_pair`, which the judge stage calls as it is), the one
+:func:`vocencebench.score_pair` runs too, and :func:`~vocencebench.probes.base.measure_batched`:
 
 ==================  =========================  ================================================
 unit                job → result               runs
@@ -13,7 +17,7 @@ unit                job → result               runs
                     :class:`ClipOutcome`       probes, speech check
 :func:`measure`     :class:`BatchJob` →        a client thread (one model copy) or a Dask
                     probe results per clip     worker (GPU resource): the batched probes
-:func:`judge_pair`  judge, item, two clips →   client threads (``judge_concurrency``)
+``judge_pair``      judge, item, two clips →   client threads (``judge_concurrency``)
                     verdicts
 ==================  =========================  ================================================
 
@@ -27,20 +31,16 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 from .._util import failures as fail
 from ..audio import Clip
-from ..errors import ConfigError, ProbeError, SynthesisError, blame_of
-from ..judge import PairJudge
+from ..errors import ConfigError, SynthesisError, blame_of
 from ..pair import ClipAnalysis, measure_clip
-from ..probes.base import BatchedProbe, ProbeSuite
-from ..schema import Item, ProbeResult, Verdict
-
-if TYPE_CHECKING:
-    pass
+from ..probes.base import BatchedProbe, ProbeSuite, measure_batched
+from ..schema import Item, ProbeResult
 
 __all__ = [
     "BatchJob",
@@ -49,33 +49,13 @@ __all__ = [
     "Handle",
     "SynthJob",
     "analyse",
-    "check_component",
     "handle",
-    "judge_pair",
     "measure",
-    "missing_members",
     "pickle_problem",
     "synthesize",
 ]
 
 T = TypeVar("T")
-
-
-def missing_members(obj: object, proto: type) -> list[str]:
-    """The members of protocol ``proto`` that ``obj`` lacks (for an error that names them)."""
-    names = [*getattr(proto, "__annotations__", {}),
-             *(n for n in vars(proto) if not n.startswith("_") or n == "__call__")]
-    return [n for n in dict.fromkeys(names) if not hasattr(obj, n)]
-
-
-def check_component(obj: object, proto: type, what: str, hint: str) -> None:
-    """ConfigError unless ``obj`` (the run's ``what``) has every member of ``proto``; checked
-    once, before a run starts, so a misspelt hook fails there and not mid-run."""
-    if isinstance(obj, proto):
-        return
-    missing = missing_members(obj, proto)
-    raise ConfigError(f"{what} {type(obj).__name__} is missing {', '.join(missing) or '?'}; "
-                      f"{hint}")
 
 
 # ------------------------------------------------------------------------------ handles
@@ -230,8 +210,6 @@ def analyse(job: ClipJob) -> ClipOutcome:
         except ConfigError:
             raise
         except Exception as exc:  # the check is an instrument too
-            from dataclasses import replace
-
             return ClipOutcome(replace(an, instrument_failure=fail.reason(
                 fail.PROBES, f"{job.label}: speech check: {fail.exc_text(exc)}")))
         if not res.present:
@@ -256,44 +234,4 @@ def measure(job: BatchJob) -> list[dict[str, ProbeResult]]:
     probes: Sequence[BatchedProbe] = job.probes.get()
     clips = [c if isinstance(c, Clip) else Clip.from_bytes(c) for c in job.clips]
     audios = [c.audio() for c in clips]  # decoded once per process (a Clip keeps it)
-    merged: list[dict[str, ProbeResult]] = [{} for _ in clips]
-    for p in probes:
-        try:
-            outs = p.measure_batch(audios, list(job.items))
-        except (ConfigError, ProbeError):
-            raise
-        except Exception as exc:
-            raise ProbeError(f"probe {p.name}@{p.version} failed on a batch of "
-                             f"{len(clips)} clips: {fail.exc_text(exc)}") from exc
-        if len(outs) != len(clips):
-            raise ProbeError(f"probe {p.name}@{p.version} returned {len(outs)} results for "
-                             f"{len(clips)} clips")
-        for acc, got in zip(merged, outs, strict=True):
-            acc.update(got)
-    return merged
-
-
-# -------------------------------------------------------------------------------- judge
-
-
-def judge_pair(
-    judge: PairJudge,
-    item: Item,
-    clip_a: Clip,
-    clip_b: Clip,
-    dimensions: tuple[str, ...],
-    *,
-    all_at_once: bool,
-    consistent: bool,
-    votes: int,
-) -> Mapping[str, Verdict]:
-    """The judge's verdicts on one pair: one dimension (:meth:`Judge.compare`) or every
-    judged dimension in one upload (``all_at_once``: :meth:`Judge.compare_all`)."""
-    kw: dict[str, Any] = dict(text=item.text, instruction=item.instruction, audio_a=clip_a,
-                              audio_b=clip_b, consistent=consistent, votes=votes,
-                              category=item.category)
-    if all_at_once:
-        out: Mapping[str, Verdict] = judge.compare_all(dimensions=list(dimensions),
-                                                       all_at_once=True, **kw)
-        return out
-    return {dimensions[0]: judge.compare(dimension=dimensions[0], **kw)}
+    return measure_batched(probes, audios, job.items)

@@ -328,7 +328,7 @@ def leaderboard(
     from ..adapters import check_distinct_identities, system_id
     from ..canaries import preflight, skipped_record, status_line
     from ..compare import benchmark, status_lines
-    from ..executor import make_executor
+    from ..specs import make_executor
 
     its = list(items)
     if not its:

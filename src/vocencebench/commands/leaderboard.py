@@ -140,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..board import leaderboard, plan_judge_calls
-    from ..executor import check_workers, validate_executor_spec
+    from ..executor import check_workers
     from ..outputs import claim_directory
+    from ..specs import validate_executor_spec
     from ._judge_args import judge_from_args
 
     validate_executor_spec(args.executor)

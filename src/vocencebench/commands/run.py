@@ -36,9 +36,9 @@ __all__ = ["DEMO_RUN", "DEMO_SYSTEMS", "register"]
 def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     """Every argument checked and every component built before any work starts: a bad option
     fails in a second with one line, never after hours of synthesis."""
-    from ..executor import check_workers, validate_executor_spec
+    from ..executor import check_workers
     from ..outputs import claim_directory
-    from ..specs import build_system
+    from ..specs import build_system, validate_executor_spec
     from ._judge_args import judge_from_args
 
     validate_executor_spec(args.executor)

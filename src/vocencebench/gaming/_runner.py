@@ -403,7 +403,7 @@ def redteam(
     tmp: list[tempfile.TemporaryDirectory[str]] = []
     store, own_store = _open_store(cache, tmp)
     from ..canaries import preflight, skipped_record, status_line
-    from ..executor import make_executor
+    from ..specs import make_executor
 
     exe: Any = None
     own_exe = False

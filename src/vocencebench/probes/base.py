@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import copy
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .._util import failures as fail
 from ..errors import ConfigError, ProbeError
 from ..schema import Item, ProbeResult
 from ..traits import TRAITS, TraitRegistry
+from .acoustic import TRAIT_UNITS, unmeasurable
+from .voice import SpeechCheck, check_speech
 
 if TYPE_CHECKING:
     from ..audio import Audio
-    from .acoustic import SpeechCheck
 
-__all__ = ["BatchedProbe", "Diagnostic", "Probe", "ProbeSet", "ProbeSuite"]
+__all__ = [
+    "BatchedProbe",
+    "Diagnostic",
+    "Probe",
+    "ProbeSet",
+    "ProbeSuite",
+    "measure_batched",
+    "merge_results",
+]
 
 
 @runtime_checkable
@@ -62,11 +74,11 @@ class BatchedProbe(Protocol):
 class ProbeSuite(Protocol):
     """What a run asks of its probe set (:class:`vocencebench.ProbeSet` is the one shipped).
 
-    ``probes``: the probes, in priority order (a later one wins a trait); the run runs the
-    :class:`BatchedProbe` ones batched and the rest per clip, on a copy of the set whose
-    ``probes`` it replaces. ``speech_check`` runs first when ``check_speech`` is on, and a
-    clip without speech gets :meth:`unmeasurable_results` for the batched traits instead of
-    a model call."""
+    ``probes``: the probes, in priority order (a later one wins a trait,
+    :func:`merge_results`); the run runs the :class:`BatchedProbe` ones batched and the rest
+    per clip, on the per-clip suite :meth:`split_batched` returns. ``speech_check`` runs
+    first when ``check_speech`` is on, and a clip without speech gets
+    :meth:`unmeasurable_results` for the batched traits instead of a model call."""
 
     probes: tuple[Probe, ...]
     registry: TraitRegistry
@@ -86,6 +98,54 @@ class ProbeSuite(Protocol):
 
     def unmeasurable_results(self, item: Item, reason: str,
                              traits: Iterable[str] | None = None) -> dict[str, ProbeResult]: ...
+
+    def split_batched(self) -> tuple[ProbeSuite, tuple[BatchedProbe, ...]]: ...
+
+
+def merge_results(results: Iterable[Mapping[str, ProbeResult]], ids: Sequence[str],
+                  order: Iterable[str]) -> dict[str, ProbeResult]:
+    """The one merge of probe results: per trait, the result of the latest probe in ``ids``
+    (a set's ``name@version`` ids in priority order, so a later probe wins a trait). A
+    result whose ``probe`` is not in ``ids`` ranks below every probe of it; between equal
+    ranks the later mapping of ``results`` wins. Traits come out in ``order`` (the
+    registry's names); a trait not in it is left out."""
+    rank = {pid: k for k, pid in enumerate(ids)}
+    best: dict[str, ProbeResult] = {}
+    for res in results:
+        for trait, r in res.items():
+            if trait not in best or rank.get(r.probe, -1) >= rank.get(best[trait].probe, -1):
+                best[trait] = r
+    return {t: best[t] for t in order if t in best}
+
+
+def measure_batched(probes: Sequence[BatchedProbe], audios: Sequence[Any],
+                    items: Sequence[Item]) -> list[dict[str, ProbeResult]]:
+    """Per clip, the batched probes' results merged (:func:`merge_results`: a later probe
+    wins a trait), in the order the probes first report the traits. A probe that fails
+    fails the batch (ProbeError, naming the probe and the batch size), as does one that
+    returns a result list of another length."""
+    per_clip: list[list[dict[str, ProbeResult]]] = [[] for _ in audios]
+    for p in probes:
+        try:
+            outs = p.measure_batch(audios, list(items))
+        except (ConfigError, ProbeError):
+            raise
+        except Exception as exc:
+            raise ProbeError(f"probe {p.name}@{p.version} failed on a batch of "
+                             f"{len(audios)} clips: {fail.exc_text(exc)}") from exc
+        if len(outs) != len(audios):
+            raise ProbeError(f"probe {p.name}@{p.version} returned {len(outs)} results for "
+                             f"{len(audios)} clips")
+        for acc, got in zip(per_clip, outs, strict=True):
+            acc.append(got)
+    ids = [f"{p.name}@{p.version}" for p in probes]
+    return [merge_results(acc, ids, _first_seen(acc)) for acc in per_clip]
+
+
+def _first_seen(results: Sequence[Mapping[str, ProbeResult]]) -> list[str]:
+    """Every trait of ``results``, in the order they first appear (what ``dict.update``
+    over them would give)."""
+    return list(dict.fromkeys(t for res in results for t in res))
 
 
 class ProbeSet:
@@ -117,6 +177,7 @@ class ProbeSet:
             seen.add(pid)
             for t in p.traits:
                 registry.get(t)
+        self.probes = tuple(_on_registry(p, registry) for p in self.probes)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -132,9 +193,7 @@ class ProbeSet:
 
     def speech_check(self, audio: Audio) -> SpeechCheck:
         """Whether ``audio`` holds speech (``present``), why not (``reason``), and the numbers
-        (:class:`~vocencebench.probes.acoustic.SpeechCheck`). Kept with the clip."""
-        from .acoustic import check_speech
-
+        (:class:`~vocencebench.probes.voice.SpeechCheck`). Kept with the clip."""
         try:
             return check_speech(audio)
         except ProbeError:
@@ -148,8 +207,6 @@ class ProbeSet:
         ``traits`` (default: every trait of the set), each under the id of the probe that
         would have measured it (the latest one). A trait the item does not request is a
         ProbeError, as in :meth:`measure`; so is a trait no probe of the set measures."""
-        from .acoustic import TRAIT_UNITS, unmeasurable
-
         wanted = self.traits if traits is None else tuple(traits)
         owner: dict[str, Probe] = {}
         for p in self.probes:
@@ -175,10 +232,10 @@ class ProbeSet:
             check = self.speech_check(audio)
             if not check.present:
                 return self.unmeasurable_results(item, check.reason or "no speech")
-        out: dict[str, ProbeResult] = {}
+        results: list[dict[str, ProbeResult]] = []
         for p in self.probes:
             try:
-                out.update(p.measure(audio, item))
+                results.append(p.measure(audio, item))
             except ProbeError:
                 raise
             except Exception as exc:
@@ -186,7 +243,19 @@ class ProbeSet:
                     f"probe {p.name}@{p.version} failed on {item.id}: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
-        return {t: out[t] for t in self.registry.names() if t in out}
+        return merge_results(results, self.ids, self.registry.names())
+
+    def split_batched(self) -> tuple[ProbeSet, tuple[BatchedProbe, ...]]:
+        """(the per-clip part, the :class:`BatchedProbe` s) of this set, for a run that runs
+        the batched probes in batches elsewhere. The per-clip part is this set itself when
+        it has no batched probe, else a new set of the same class, registry, diagnostics and
+        speech check holding the other probes; this set is never changed."""
+        batched = tuple(p for p in self.probes if isinstance(p, BatchedProbe))
+        if not batched:
+            return self, ()
+        per_clip = copy.copy(self)  # a new object: subclasses keep their own hooks
+        per_clip.probes = tuple(p for p in self.probes if all(p is not q for q in batched))
+        return per_clip, batched
 
     def diagnose(self, audio: Audio) -> dict[str, float]:
         """Diagnostic numbers that are not in the composite (e.g. DNSMOS quality, 1–5)."""
@@ -204,6 +273,26 @@ class ProbeSet:
 
     def __repr__(self) -> str:
         return f"ProbeSet({', '.join(self.ids)})"
+
+
+def _on_registry(probe: Probe, registry: TraitRegistry) -> Probe:
+    """``probe`` scoring against the set's ``registry``. A probe that carries a registry of
+    its own (``registry=``, as every shipped probe does) is kept when that registry defines
+    the probe's traits as the set's does; a dataclass probe is otherwise re-made on the
+    set's registry; any other one is a ConfigError (it cannot be re-made here)."""
+    own = getattr(probe, "registry", None)
+    if not isinstance(own, TraitRegistry) or own is registry:
+        return probe
+    differ = [t for t in probe.traits if t not in own or own.get(t) != registry.get(t)]
+    if not differ:
+        return probe
+    if dataclasses.is_dataclass(probe) and any(
+            f.name == "registry" for f in dataclasses.fields(probe)):
+        return dataclasses.replace(probe, registry=registry)  # type: ignore[type-var]
+    raise ConfigError(
+        f"probe {probe.name}@{probe.version} was built on a trait registry that defines "
+        f"{', '.join(differ)} differently from the probe set's; build it with the set's "
+        "registry (registry=...)")
 
 
 if TYPE_CHECKING:  # the shipped probe set satisfies the protocol (mypy checks this)
