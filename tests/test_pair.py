@@ -109,3 +109,59 @@ def test_pair_result_round_trips() -> None:
     p = combine(ITEM, a, b, {"tone": _verdict("tone", 2, 1)}, labels=("A", "B"))
     q = PairResult.from_json(p.to_json())
     assert q == p
+
+
+def _scripted_judge(*, fail_on: str | None = None) -> object:
+    """A deterministic judge (scores from the clips' bytes); ``fail_on`` a dimension whose
+    calls raise."""
+    import hashlib
+
+    from vocencebench.judge import Judge, ScriptedBackend
+
+    def answer(request: object) -> dict[str, object]:
+        if fail_on is not None and fail_on in repr(request):
+            raise RuntimeError("scripted outage")
+        first, second = (a.data for a in request.audio())  # type: ignore[attr-defined]
+        sa = hashlib.sha256(first + second).digest()[0] % 4
+        sb = hashlib.sha256(second + first).digest()[0] % 4
+        return {"analysis_a": "a", "analysis_b": "b", "score_a": sa, "score_b": sb,
+                "winner": "A" if sa > sb else "B" if sb > sa else "tie", "confidence": 0.8}
+
+    return Judge(ScriptedBackend(answer, model="scripted-pair"), validate_audio=False)
+
+
+def test_score_pair_is_the_engines_per_item_path() -> None:
+    """score_pair and a run over the same clips (compare_models) give the same PairResult:
+    one per-item path (measure the clips, judge the pair, combine)."""
+    import vocencebench as vb
+    from vocencebench.adapters import EspeakSystem
+
+    items = vb.load_benchmark("benchmark_v1")[:3]
+    flat, follow = EspeakSystem("espeak-flat"), EspeakSystem("espeak-follow")
+    clips_a = [flat(it.text, it.instruction) for it in items]
+    clips_b = [follow(it.text, it.instruction) for it in items]
+    clips_b[2] = None  # a system failure on one side: judged dimensions are moot
+    probes = vb.default_probes()
+    for judge in (None, _scripted_judge()):
+        run = vb.compare_models(items, clips_a, clips_b, judge, probes=probes,
+                                labels=("flat", "follow"), workers=1, progress=False,
+                                canaries=False)
+        for it, wa, wb, pair in zip(items, clips_a, clips_b, run.pairs, strict=True):
+            one = vb.score_pair(it, wa, wb, probes=probes, judge=judge,
+                                labels=("flat", "follow"))
+            assert one == pair
+
+
+def test_score_pair_records_a_failing_judge_dimension_as_the_engine_does() -> None:
+    import vocencebench as vb
+    from vocencebench.adapters import EspeakSystem
+
+    it = vb.load_benchmark("benchmark_v1")[0]
+    wa = EspeakSystem("espeak-flat")(it.text, it.instruction)
+    wb = EspeakSystem("espeak-follow")(it.text, it.instruction)
+    judge = _scripted_judge(fail_on="naturalness")
+    one = vb.score_pair(it, wa, wb, probes=vb.default_probes(), judge=judge)
+    run = vb.compare_models([it], [wa], [wb], judge, probes=vb.default_probes(), workers=1,
+                            progress=False, canaries=False)
+    assert one.incomplete is not None and one.incomplete.startswith("judge: naturalness: ")
+    assert one == run.pairs[0]

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .errors import ConfigError, MissingDependencyError
+from ._util.deps import require
+from .errors import ConfigError
 
 __all__ = [
     "POST_RULES",
@@ -404,13 +405,9 @@ POST_RULES: tuple[Rule, ...] = (
 
 @lru_cache(maxsize=1)
 def _whisper_normalizer() -> Callable[[str], Any]:
-    try:
-        from whisper_normalizer.english import EnglishTextNormalizer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError(
-            "WER text normalisation", "probes", package="whisper-normalizer"
-        ) from exc
-    return EnglishTextNormalizer()  # type: ignore[no-any-return]
+    english = require("whisper_normalizer.english", "WER text normalisation", "probes",
+                      package="whisper-normalizer")
+    return english.EnglishTextNormalizer()  # type: ignore[no-any-return]
 
 
 def normalize(text: str) -> str:
@@ -438,10 +435,7 @@ def word_errors(reference: str, hypothesis: str) -> WerResult:
             f"reference {reference!r} has no words after normalisation; WER needs a script "
             "with at least one word"
         )
-    try:
-        import jiwer
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError("WER", "probes", package="jiwer") from exc
+    jiwer = require("jiwer", "WER", "probes", package="jiwer")
     n_ref = len(ref.split())
     if not hyp:
         return WerResult(1.0, 0, n_ref, 0, 0, n_ref, ref, hyp)

@@ -32,9 +32,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from ._util.deps import require
 from .constants import WER_THRESHOLD
 from .decide import gate
-from .errors import ConfigError, MissingDependencyError, TranscriptionError, VocenceError
+from .errors import ConfigError, TranscriptionError, VocenceError
 from .textnorm import word_errors
 
 if TYPE_CHECKING:
@@ -235,12 +236,7 @@ class WhisperTranscriber:
         local_files_only: bool = False,
         cpu_threads: int = 0,
     ) -> None:
-        try:
-            import faster_whisper  # noqa: F401
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "whisper_transcriber", "whisper", package="faster-whisper"
-            ) from exc
+        require("faster_whisper", "whisper_transcriber", "whisper", package="faster-whisper")
         if device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
         if cpu_threads < 0:
@@ -483,12 +479,7 @@ class PocketsphinxTranscriber:
     suitable_for_gate = False
 
     def __init__(self) -> None:
-        try:
-            import pocketsphinx  # noqa: F401
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "pocketsphinx_transcriber", "probes", package="pocketsphinx"
-            ) from exc
+        require("pocketsphinx", "pocketsphinx_transcriber", "probes", package="pocketsphinx")
         self._engine = f"pocketsphinx@{_version('pocketsphinx')}/en-us"
         clean, real = POCKETSPHINX_MEASURED_WER
         self.gate_warning = (

@@ -74,7 +74,7 @@ from .stages import (
 )
 from .support import (
     EventLoop,
-    Progress,
+    ProgressBars,
     Runner,
     analysis_placement,
     skipped,
@@ -189,7 +189,7 @@ class Engine(EventLoop):
         self._judge_threads = (ThreadPoolExecutor(max(1, options.judge_concurrency),
                                                   thread_name_prefix="vocencebench-judge")
                                if judge is not None else None)
-        self._progress = Progress(options.progress, len(self.items), options.labels,
+        self._progress = ProgressBars(options.progress, len(self.items), options.labels,
                                    judge=judge is not None)
 
     # ------------------------------------------------------------------ the event loop

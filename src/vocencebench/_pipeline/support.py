@@ -18,8 +18,8 @@ from .stages import Handle, handle, pickle_problem
 if TYPE_CHECKING:
     from ..adapters import SystemHooks
 
-__all__ = ["EventLoop", "Halted", "Progress", "Runner", "analysis_placement", "refuse_on_dask",
-           "skipped", "synth_lane", "unpicklable"]
+__all__ = ["EventLoop", "Halted", "ProgressBars", "Runner", "analysis_placement",
+           "refuse_on_dask", "skipped", "synth_lane", "unpicklable"]
 
 
 class EventLoop:
@@ -104,7 +104,7 @@ class EventLoop:
         return out
 
 
-class Progress:
+class ProgressBars:
     """Rich progress bars, one per stage, updated by the coordinator only."""
 
     def __init__(self, enabled: bool, n: int, labels: tuple[str, str], *, judge: bool
@@ -183,6 +183,7 @@ class Halted(Exception):
 
 
 def skipped(fut: Future[Any]) -> bool:
+    """Whether the unit of ``fut`` never ran: cancelled, or refused by a halting run."""
     return fut.cancelled() or isinstance(fut.exception(), Halted)
 
 

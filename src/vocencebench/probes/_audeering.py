@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..errors import MissingDependencyError
+from .._util.deps import require
 
 __all__ = ["GENDER_CLASSES", "age_gender_model_class"]
 
@@ -36,14 +36,12 @@ GENDER_CLASSES: tuple[str, str, str] = ("female", "male", "child")
 @cache
 def age_gender_model_class() -> Any:
     """The ``AgeGenderModel`` class (a ``Wav2Vec2PreTrainedModel``), built once."""
-    try:
-        import torch
-        from torch import nn
-        from transformers import Wav2Vec2Model, Wav2Vec2PreTrainedModel
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the age/gender classifier", "classifiers", package="torch, transformers"
-        ) from exc
+    need = ("the age/gender classifier", "classifiers")
+    torch = require("torch", *need, package="torch, transformers")
+    nn: Any = require("torch.nn", *need, package="torch, transformers")
+    transformers = require("transformers", *need, package="torch, transformers")
+    Wav2Vec2Model = transformers.Wav2Vec2Model
+    Wav2Vec2PreTrainedModel: Any = transformers.Wav2Vec2PreTrainedModel
 
     class ModelHead(nn.Module):  # type: ignore[misc]
         """dropout → dense → tanh → dropout → out_proj (names as in the checkpoint)."""

@@ -34,7 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError, MissingDependencyError
+from .._util.deps import require
+from ..errors import ConfigError
 
 __all__ = [
     "HPARAMS_FILE",
@@ -65,10 +66,7 @@ class _Tagged:
 
 
 def _yaml_loader() -> type:
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - pyyaml comes with transformers
-        raise MissingDependencyError("the accent probe", "classifiers", package="pyyaml") from exc
+    yaml: Any = require("yaml", "the accent probe", "classifiers", package="pyyaml")
 
     class _Loader(yaml.SafeLoader):  # type: ignore[misc]
         pass
@@ -561,10 +559,7 @@ def load_ecapa_classifier(directory: str | os.PathLike[str], *, device: str = "c
     The weights must match the architecture exactly (strict ``load_state_dict``); any
     mismatch is a :class:`ConfigError` naming the keys.
     """
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError("the accent probe", "classifiers", package="torch") from exc
+    torch = require("torch", "the accent probe", "classifiers", package="torch")
     root = os.fspath(directory)
     hp = read_hparams(os.path.join(root, HPARAMS_FILE))
     s = _settings(hp)

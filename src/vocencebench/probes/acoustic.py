@@ -166,11 +166,22 @@ def _unmeasurable(probe: str, trait: str, unit: str, audio: Audio, reason: str,
     return {trait: unmeasurable(trait, unit, probe, reason, **detail)}
 
 
+@dataclass
+class _AcousticProbe:
+    """What the acoustic probes share: ``name@version``, the traits they measure, and the
+    trait registry d is scored against (default TRAITS; a ProbeSet hands down its own)."""
+
+    name: str
+    version: str
+    traits: tuple[str, ...]
+    registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
+
+
 # ----------------------------------------------------------------------------- pitch
 
 
 @dataclass
-class PitchProbe:
+class PitchProbe(_AcousticProbe):
     """Median F0 (Hz, Praat autocorrelation after a 70 Hz high-pass, 75–500 Hz every 10 ms;
     50 Hz floor, 15 ms, for a man asked for a low voice) over the voiced frames inside the
     octave guard, bucketed by semitones from the typical F0 of the requested gender and age
@@ -179,8 +190,6 @@ class PitchProbe:
     name: str = "pitch-praat"
     version: str = "4"
     traits: tuple[str, ...] = ("pitch",)
-    #: The trait registry d is scored against (a ProbeSet hands down its own).
-    registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
         pid = f"{self.name}@{self.version}"
@@ -258,7 +267,7 @@ def lengthening_phones(phrases: int) -> float:
 
 
 @dataclass
-class PaceProbe:
+class PaceProbe(_AcousticProbe):
     """Articulation rate (phones/s): the phones of the script (CMU dictionary, spoken form) plus
     a phrase-final lengthening allowance (:data:`PACE_UTTERANCE_PHONES` for the first phrase,
     :data:`PACE_PHRASE_PHONES` for each further one), per second of speech (voice activity
@@ -269,8 +278,6 @@ class PaceProbe:
     name: str = "pace-phones"
     version: str = "4"
     traits: tuple[str, ...] = ("pace",)
-    #: The trait registry d is scored against (a ProbeSet hands down its own).
-    registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
         pid = f"{self.name}@{self.version}"
@@ -332,15 +339,13 @@ def _channels(audio: Audio) -> tuple[npt.NDArray[Any], bool]:
 
 
 @dataclass
-class LoudnessProbe:
+class LoudnessProbe(_AcousticProbe):
     """Integrated loudness (LUFS, ITU-R BS.1770: channel powers summed), bucketed
     quiet/normal/loud; below the −70 LUFS absolute gate the clip is unmeasurable."""
 
     name: str = "loudness-bs1770"
     version: str = "3"
     traits: tuple[str, ...] = ("loudness",)
-    #: The trait registry d is scored against (a ProbeSet hands down its own).
-    registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
         pid = f"{self.name}@{self.version}"
@@ -371,7 +376,7 @@ class LoudnessProbe:
 
 
 @dataclass
-class GenderHeuristicProbe:
+class GenderHeuristicProbe(_AcousticProbe):
     """Offline male/female model: octave-guarded median F0 plus the spectral envelope of the
     voiced frames (19 mel cepstra at 8 kHz scored by two Gaussian mixtures), fitted on real
     read speech (:mod:`.gender_model`). A classifier probe listed later in a ProbeSet
@@ -380,8 +385,6 @@ class GenderHeuristicProbe:
     name: str = "gender-f0gmm"
     version: str = "1"
     traits: tuple[str, ...] = ("gender",)
-    #: The trait registry d is scored against (a ProbeSet hands down its own).
-    registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
         pid = f"{self.name}@{self.version}"

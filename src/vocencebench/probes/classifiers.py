@@ -87,6 +87,11 @@ def _r(x: float, nd: int = _PROB_DECIMALS) -> float:
     return 0.0 if v == 0 else v  # no -0.0
 
 
+def _by_label(labels: Sequence[str], values: Any) -> dict[str, float]:
+    """``values`` (one per label, in order) by label, rounded (:func:`_r`)."""
+    return {lab: _r(v) for lab, v in zip(labels, values, strict=True)}
+
+
 def _categorical(trait: str, label: str, requested: str | None,
                  registry: TraitRegistry) -> float | None:
     """d for a categorical label; a label outside the vocabulary is a mismatch (0.0)."""
@@ -206,6 +211,16 @@ class _ClassifierProbe(abc.ABC):
         """``name@version``."""
         return f"{self.name}@{self.version}"
 
+    def _class_result(self, trait: str, top: str, label: str, item: Item,
+                      detail: dict[str, Any]) -> dict[str, ProbeResult]:
+        """The result of a categorical trait whose model class ``top`` maps to ``label``;
+        none when the item requests no value of it."""
+        d = _categorical(trait, label, item.traits.get(trait), self.registry)
+        if d is None:
+            return {}
+        return {trait: ProbeResult(trait=trait, value=top, unit="", label=label, d=d,
+                                   probe=self.probe_id, detail=detail)}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.probe_id}, {self.origin}, device={self.device})"
 
@@ -306,7 +321,7 @@ class AgeGenderProbe(_Wav2Vec2Probe):
             raise ProbeError(f"{self.probe_id}: non-finite output on {item.id}")
         pid = self.probe_id
         years = _r(100.0 * age01, _AGE_DECIMALS)
-        p = {c: _r(v) for c, v in zip(GENDER_CLASSES, probs, strict=True)}
+        p = _by_label(GENDER_CLASSES, probs)
         top = GENDER_CLASSES[int(np.argmax(probs))]
         gender = "female" if probs[0] >= probs[1] else "male"
         out_d: dict[str, ProbeResult] = {}
@@ -317,13 +332,9 @@ class AgeGenderProbe(_Wav2Vec2Probe):
                 d=desirability("age", years, req_age, registry=self.registry), probe=pid,
                 detail={"raw": _r(age01), "model": self.origin},
             )
-        d_g = _categorical("gender", gender, item.traits.get("gender"), self.registry)
-        if d_g is not None:
-            out_d["gender"] = ProbeResult(
-                trait="gender", value=gender, unit="", label=gender, d=d_g, probe=pid,
-                detail={"probabilities": p, "top_class": top,
-                        "child_mapped": top == "child", "model": self.origin},
-            )
+        out_d.update(self._class_result("gender", gender, gender, item, {
+            "probabilities": p, "top_class": top, "child_mapped": top == "child",
+            "model": self.origin}))
         return out_d
 
 
@@ -387,15 +398,9 @@ class EmotionProbe(_Wav2Vec2Probe):
             raise ProbeError(f"{self.probe_id}: non-finite output on {item.id}")
         top = self.model_labels[int(np.argmax(probs))]
         label = self.label_to_value[top] or top
-        d = _categorical("emotion", label, item.traits.get("emotion"), self.registry)
-        if d is None:
-            return {}
-        return {"emotion": ProbeResult(
-            trait="emotion", value=top, unit="", label=label, d=d, probe=self.probe_id,
-            detail={"probabilities": {lab: _r(v) for lab, v in
-                                      zip(self.model_labels, probs, strict=True)},
-                    "model": self.origin},
-        )}
+        return self._class_result("emotion", top, label, item,
+                                  {"probabilities": _by_label(self.model_labels, probs),
+                                   "model": self.origin})
 
 
 # --------------------------------------------------------------------------------------------
@@ -452,17 +457,10 @@ class AccentProbe(_ClassifierProbe):
             raise ProbeError(f"{self.probe_id}: non-finite output on {item.id}")
         top = self.model_labels[int(np.argmax(cos))]
         label = self.spec.label_map.get(top, top)
-        d = _categorical("accent", label, item.traits.get("accent"), self.registry)
-        if d is None:
-            return {}
-        return {"accent": ProbeResult(
-            trait="accent", value=top, unit="", label=label, d=d, probe=self.probe_id,
-            detail={"probabilities": {lab: _r(v) for lab, v in
-                                      zip(self.model_labels, probs, strict=True)},
-                    "cosine": {lab: _r(v) for lab, v in
-                               zip(self.model_labels, cos, strict=True)},
-                    "model": self.origin},
-        )}
+        return self._class_result("accent", top, label, item,
+                                  {"probabilities": _by_label(self.model_labels, probs),
+                                   "cosine": _by_label(self.model_labels, cos),
+                                   "model": self.origin})
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..errors import ConfigError, MissingDependencyError
+from .._util.deps import require
+from ..errors import ConfigError
 
 __all__ = [
     "CMUDICT_FILE",
@@ -100,12 +101,8 @@ def cmu_phones() -> Mapping[str, int]:
 
 @functools.cache
 def _cmu() -> tuple[Mapping[str, int], Mapping[str, int]]:
-    try:
-        import pocketsphinx
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "syllable counting (CMU dictionary)", "probes", package="pocketsphinx"
-        ) from exc
+    pocketsphinx = require("pocketsphinx", "syllable counting (CMU dictionary)", "probes",
+                           package="pocketsphinx")
     path = os.path.join(pocketsphinx.get_model_path(), "en-us", CMUDICT_FILE)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -189,13 +186,9 @@ def rule_phones(word: str) -> int:
 
 
 def _num2words() -> Callable[..., str]:
-    try:
-        from num2words import num2words
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "reading numbers for syllable counting", "probes", package="num2words"
-        ) from exc
-    return num2words  # type: ignore[no-any-return]
+    module = require("num2words", "reading numbers for syllable counting", "probes",
+                     package="num2words")
+    return module.num2words  # type: ignore[no-any-return]
 
 
 def _words(n: int | float, to: str = "cardinal") -> str:
