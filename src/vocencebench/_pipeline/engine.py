@@ -190,7 +190,7 @@ class Engine(EventLoop):
                                                   thread_name_prefix="vocencebench-judge")
                                if judge is not None else None)
         self._progress = ProgressBars(options.progress, len(self.items), options.labels,
-                                   judge=judge is not None)
+                                       judge=judge is not None)
 
     # ------------------------------------------------------------------ the event loop
 
