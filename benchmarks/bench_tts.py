@@ -23,8 +23,8 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from vocencebench import tts
+from vocencebench._tts import render
 from vocencebench.audio import to_wav_bytes
-from vocencebench.systems import _espeak_render as render
 
 SENTENCES = (
     "The old lighthouse stood watch over the restless grey sea.",

@@ -60,7 +60,7 @@ def main():
     phase, path = sys.argv[1], sys.argv[2]
     kw = {}
     if phase == "synthesis":  # slow clip processes: the kill lands mid-synthesis
-        from vocencebench.systems import _espeak_render as render
+        import vocencebench._tts.render as render
 
         real = render._render_wav_in_clip_process
 

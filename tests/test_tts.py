@@ -20,9 +20,9 @@ import pytest
 import soundfile as sf
 
 from vocencebench import tts
+from vocencebench._tts import render
 from vocencebench.audio import load_audio
 from vocencebench.errors import ConfigError, SynthesisError
-from vocencebench.systems import _espeak_render as render
 from vocencebench.tts import NEUTRAL, EspeakSettings
 
 TEXT = "The old lighthouse stood watch over the restless grey sea."

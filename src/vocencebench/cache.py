@@ -238,7 +238,7 @@ class Cache:
             self._identify(db)
             return
         db.execute(f"CREATE TABLE {_MARKER} (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
-        from . import __version__
+        from .constants import PACKAGE_VERSION as __version__
 
         db.executemany(f"INSERT INTO {_MARKER} VALUES (?, ?)", [
             ("kind", CACHE_KIND), ("schema", str(CACHE_SCHEMA)), ("created_by", __version__)])

@@ -16,7 +16,7 @@ Determinism design (every point measured on espeakng-loader 0.2.4 / eSpeak NG 1.
    reset it. So every clip is rendered in a **fresh process of its own** that exits after
    that one clip, forked from a template process in which the library has just been
    initialised (never used); the calling process never loads the library. See the process
-   diagram in :mod:`vocencebench.systems._espeak_render`.
+   diagram in :mod:`vocencebench._tts.render`.
 2. Voices with breath noise (e.g. ``+f3``) draw from a random generator seeded from the clock;
    every clip calls ``espeak_ng_SetRandSeed`` with an explicit seed (``EspeakSettings.seed``).
 3. Unknown names do not fail loudly: an unknown variant is dropped silently (``en-us+zz``
@@ -25,9 +25,9 @@ Determinism design (every point measured on espeakng-loader 0.2.4 / eSpeak NG 1.
    :data:`VARIANTS` before any process starts, and a non-OK status from the library is an error.
 
 This module plans a voice from a trait request and holds the two systems and the batch API;
-the settings (:class:`EspeakSettings`) live in :mod:`vocencebench.systems._espeak_settings`
+the settings (:class:`EspeakSettings`) live in :mod:`vocencebench._tts.settings`
 and the render engine, its clip processes and worker lanes in
-:mod:`vocencebench.systems._espeak_render`; every public name is served from here.
+:mod:`vocencebench._tts.render`; every public name is served from here.
 """
 
 from __future__ import annotations
@@ -37,11 +37,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from .errors import ConfigError, SynthesisError
-from .instruction import parse_instruction
-from .norms import AGE_GROUPS, REFERENCE_F0_HZ, age_group
-from .systems._espeak_render import CLIP_TIMEOUT, render_jobs, short_text
-from .systems._espeak_settings import (
+from ._tts.render import CLIP_TIMEOUT, render_jobs, short_text
+from ._tts.settings import (
     ENGINE_VERSION,
     ESPEAKNG_LOADER_VERSION,
     MAPPING_VERSION,
@@ -55,6 +52,9 @@ from .systems._espeak_settings import (
     EspeakSettings,
     validate_voice,
 )
+from .errors import ConfigError, SynthesisError
+from .instruction import parse_instruction
+from .norms import AGE_GROUPS, REFERENCE_F0_HZ, age_group
 from .traits import TRAITS
 
 __all__ = [

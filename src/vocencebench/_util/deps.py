@@ -9,11 +9,12 @@ extras. A component imports its package through :func:`require` when it is first
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 from types import ModuleType
 
 from ..errors import MissingDependencyError
 
-__all__ = ["require"]
+__all__ = ["installed_version", "require"]
 
 
 def require(module: str, what: str, extra: str, *, package: str | None = None) -> ModuleType:
@@ -24,3 +25,11 @@ def require(module: str, what: str, extra: str, *, package: str | None = None) -
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingDependencyError(what, extra, package=package) from exc
+
+
+def installed_version(dist: str) -> str:
+    """The installed release of distribution ``dist``, or ``"missing"`` (for ``system_id``)."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "missing"

@@ -16,7 +16,6 @@ import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Literal, Protocol, runtime_checkable
 
 from ..errors import ConfigError, SynthesisError, VocenceError
@@ -36,7 +35,6 @@ __all__ = [
     "TTSSystem",
     "check_distinct_identities",
     "check_max_bytes",
-    "installed_version",
     "read_clip",
     "synthesize_item",
     "system_hooks",
@@ -282,11 +280,3 @@ def read_clip(path: str | os.PathLike[str], max_bytes: int, who: str) -> bytes |
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def installed_version(dist: str) -> str:
-    """The installed release of distribution ``dist``, or ``"missing"`` (for ``system_id``)."""
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "missing"

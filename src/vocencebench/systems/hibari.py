@@ -38,7 +38,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .._util.deps import require
+from .._util.deps import installed_version, require
 from .._util.praat import seeded
 from ..audio import to_wav_bytes
 from ..constants import PROJECT_SEED
@@ -47,7 +47,6 @@ from ..instruction import parse_instruction
 from ..loudness import integrated_loudness
 from ..norms import REFERENCE_F0_HZ, age_group
 from ..traits import TRAITS
-from .base import installed_version
 
 __all__ = [
     "AGE_SPEED_FACTOR",

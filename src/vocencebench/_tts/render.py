@@ -32,7 +32,7 @@ from .._util.deps import require
 from .._util.procs import WATCH_INTERVAL_S, die_with_parent
 from ..audio import to_wav_bytes
 from ..errors import ConfigError, SynthesisError
-from ._espeak_settings import ESPEAKNG_LOADER_VERSION, SAMPLE_RATE, EspeakSettings
+from .settings import ESPEAKNG_LOADER_VERSION, SAMPLE_RATE, EspeakSettings
 
 __all__ = ["CLIP_TIMEOUT", "render_jobs", "short_text"]
 

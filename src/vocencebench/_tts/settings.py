@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from .._util.deps import installed_version
 from ..constants import PROJECT_SEED
 from ..errors import ConfigError
-from .base import installed_version
 
 __all__ = [
     "ENGINE_VERSION",
