@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft as sfft
 
-from . import _gender_weights as weights
+from ._gender_weights import BIAS, F0_ONLY_BIAS, F0_ONLY_W_F0, FEMALE, MALE, W_F0, W_LLR, Mixture
 
 if TYPE_CHECKING:
     from ..audio import Audio
@@ -127,7 +127,7 @@ def cepstra(audio: Audio, x: FloatArray, rate: int) -> tuple[FloatArray, FloatAr
     return audio.derived(f"probes.gender-cepstra@{RATE}/{BANDS}/{N_CEPSTRA}", compute)
 
 
-def _gmm_loglik(c: FloatArray, gmm: weights.Mixture) -> FloatArray:
+def _gmm_loglik(c: FloatArray, gmm: Mixture) -> FloatArray:
     """Per-frame log-likelihood under a diagonal Gaussian mixture."""
     w, mu, var = _arrays(gmm)
     diff = c[:, np.newaxis, :] - mu[np.newaxis, :, :]
@@ -139,7 +139,7 @@ def _gmm_loglik(c: FloatArray, gmm: weights.Mixture) -> FloatArray:
 
 
 @functools.cache
-def _arrays(gmm: weights.Mixture) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _arrays(gmm: Mixture) -> tuple[FloatArray, FloatArray, FloatArray]:
     w = np.asarray(gmm.weights, dtype=np.float64)
     mu = np.asarray(gmm.means, dtype=np.float64)
     var = np.asarray(gmm.variances, dtype=np.float64)
@@ -153,7 +153,7 @@ def spectral_llr(c: FloatArray) -> float | None:
     frames)."""
     if c.shape[0] == 0:
         return None
-    ratio = _gmm_loglik(c, weights.FEMALE) - _gmm_loglik(c, weights.MALE)
+    ratio = _gmm_loglik(c, FEMALE) - _gmm_loglik(c, MALE)
     return float(np.mean(ratio))
 
 
@@ -162,5 +162,5 @@ def log_odds(f0_hz: float, llr: float | None) -> float:
     the F0-only fit's bias and weight."""
     st = 12.0 * math.log2(f0_hz / F0_MID_HZ)
     if llr is None:
-        return weights.F0_ONLY_BIAS + weights.F0_ONLY_W_F0 * st
-    return weights.BIAS + weights.W_F0 * st + weights.W_LLR * llr
+        return F0_ONLY_BIAS + F0_ONLY_W_F0 * st
+    return BIAS + W_F0 * st + W_LLR * llr

@@ -1,0 +1,163 @@
+"""The house rules of src/vocencebench, checked on every test run: the layer contracts hold,
+no import circle, no private name imported from another module, no module over 700 lines
+unless docs/architecture.md says why, and the architecture page names only modules that
+exist."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "vocencebench"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+MAX_LINES = 700
+
+
+def _modules() -> Iterator[Path]:
+    yield from sorted(PACKAGE.rglob("*.py"))
+
+
+def _dotted(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _target(node: ast.ImportFrom, path: Path) -> str | None:
+    """The absolute module an ``ImportFrom`` reads from, or None when it is not ours."""
+    if node.level == 0:
+        mod = node.module or ""
+        return mod if mod == "vocencebench" or mod.startswith("vocencebench.") else None
+    package = _dotted(path).split(".")
+    if path.name != "__init__.py":
+        package.pop()
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    offences = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or _target(node, path) is None:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    offences.append(f"{path.relative_to(ROOT)}:{node.lineno}: "
+                                    f"from {'.' * node.level}{node.module or ''} "
+                                    f"import {alias.name}")
+    assert not offences, "private names imported across modules:\n" + "\n".join(offences)
+
+
+def test_the_checker_sees_a_private_import() -> None:
+    """The rule above is not vacuous: the same walk flags ``from .x import _y``."""
+    tree = ast.parse("from .audio import _resample\nfrom .audio import Clip\n")
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    flagged = [a.name for n in nodes if _target(n, PACKAGE / "pair.py")
+               for a in n.names if a.name.startswith("_")]
+    assert flagged == ["_resample"]
+
+
+def _documented_exceptions() -> set[str]:
+    """Modules docs/architecture.md allows past MAX_LINES ("... must be one file")."""
+    text = ARCHITECTURE.read_text()
+    section = text.split("## Modules past 700 lines", 1)
+    if len(section) < 2:
+        return set()
+    body = section[1].split("\n## ", 1)[0]
+    return set(re.findall(r"`(src/vocencebench/[\w/]+\.py)`", body))
+
+
+def test_no_module_is_over_700_lines_unless_the_architecture_says_why() -> None:
+    allowed = _documented_exceptions()
+    long = [f"{p.relative_to(ROOT)}: {n} lines" for p in _modules()
+            if (n := len(p.read_text().splitlines())) > MAX_LINES
+            and str(p.relative_to(ROOT)) not in allowed]
+    assert not long, "modules over 700 lines (split them, or say why in architecture.md):\n" \
+        + "\n".join(long)
+
+
+def test_there_is_no_import_circle() -> None:
+    """Module level, function-level imports included, ``TYPE_CHECKING`` imports left out."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("vocencebench", exclude_type_checking_imports=True,
+                              cache_dir=None)
+    edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    assert not circles, f"import circles: {circles}"
+
+
+def test_the_layer_contracts_hold() -> None:
+    """pyproject.toml's import-linter contracts: the same check as `make lint`."""
+    pytest.importorskip("importlinter")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, "
+            "no_logo=True))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
+                         capture_output=True, timeout=300)
+    tail = (run.stdout + run.stderr)[-3000:]
+    assert run.returncode == 0, f"broken layer contracts:\n{tail}"
+    kept = re.search(r"Contracts: (\d+) kept, 0 broken", run.stdout)
+    assert kept and int(kept.group(1)) >= 8, tail
+
+
+def test_the_architecture_page_names_only_modules_that_exist() -> None:
+    """Every `file.py` and `package/` the page names is in the tree (a bare name anywhere in
+    the package, a path relative to the package or to the repository)."""
+    text = ARCHITECTURE.read_text()
+    files = set(re.findall(r"`((?:[\w]+/)*[\w]+\.py)`", text))
+    packages = set(re.findall(r"`([\w]+)/`", text))
+    tree = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")]
+    dirs = {p.parent.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("__init__.py")}
+
+    def exists(name: str) -> bool:
+        rel = name.removeprefix("src/vocencebench/")
+        return ((ROOT / name).exists() or (PACKAGE / rel).exists()
+                or any(t == rel or t.endswith("/" + rel) for t in tree))
+
+    missing = sorted(n for n in files if not exists(n))
+    missing += sorted(f"{d}/" for d in packages
+                      if not any(x == d or x.endswith("/" + d) for x in dirs))
+    assert len(files) > 40 and packages, "architecture.md names too few modules"
+    assert not missing, f"architecture.md names modules that do not exist: {missing}"
