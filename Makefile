@@ -49,7 +49,7 @@ test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src
-	$(VENV)/bin/lint-imports
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: $(VENV)/.stamp-test
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
