@@ -38,7 +38,7 @@ from .probes.base import BatchedProbe, ProbeSuite
 from .result import Head2Head, decide_pairs
 from .schema import INCOMPLETE, Item
 from .specs import make_executor
-from .traits import TRAITS, TraitRegistry
+from .traits import TRAITS, TraitRegistry, unscored_words
 from .transcribe import Transcriber
 
 __all__ = ["Head2Head", "benchmark", "cached_clips", "clip_key", "compare_models",
@@ -57,8 +57,8 @@ def status_lines(transcriber: Any, judge: Any, probes: Any,
     lines = list(gate_status(transcriber))
     if judge is None:
         lines.append(
-            "JUDGE OFF: no audio-LLM judge; tone and naturalness are NOT scored "
-            "(composites use the probe dimensions only)"
+            f"JUDGE OFF: no audio-LLM judge; {unscored_words(reg.judged_dimensions())} NOT "
+            "scored (composites use the probe dimensions only)"
         )
     else:
         lines.append(f"judge: {getattr(judge, 'model', '?')} "
@@ -214,7 +214,7 @@ def _run(
     if isinstance(probes, str) and probes == "default":
         from .probes import default_probes
 
-        probes = default_probes()
+        probes = default_probes(registry=registry or TRAITS)
     _check_components(probes, transcriber, judge)
     assert not isinstance(probes, str)  # refused above
     reg = registry or (probes.registry if probes is not None else TRAITS)

@@ -24,6 +24,7 @@ from .scores import reason_cause
 
 if TYPE_CHECKING:
     from .result import Head2Head
+    from .traits import TraitRegistry
 
 __all__ = ["FIRST_REASONS", "FailureGroup", "FailureSummary", "failure_summary",
            "render_html", "render_markdown", "render_summary"]
@@ -210,12 +211,23 @@ def _failure_lines(h: Head2Head) -> list[str]:
 
 # ----------------------------------------------------------------------------- level response
 
-#: Traits whose raw measured value the reports show per requested level.
+#: Traits whose raw measured value the reports show per requested level, first; every other
+#: objective ordinal trait of the run's registry follows in registry order
+#: (:func:`_response_traits`).
 RESPONSE_TRAITS = ("loudness", "pitch", "pace")
 #: A system whose mean value moves less than this between its lowest and highest requested
 #: level is marked FLAT for that trait (LU; semitones for pitch; phones/s): it renders the
-#: levels alike, whatever its buckets say.
+#: levels alike, whatever its buckets say. A trait without a span here is never marked FLAT.
 FLAT_SPAN = {"loudness": 3.0, "pitch": 2.0, "pace": 1.5}
+
+
+def _response_traits(registry: TraitRegistry) -> tuple[str, ...]:
+    """The traits of ``registry`` whose level response the reports show:
+    :data:`RESPONSE_TRAITS` it defines, then its other objective ordinal traits (a trait
+    the caller registered) in registry order."""
+    extra = tuple(t.name for t in registry.objective()
+                  if t.scoring == "ordinal" and t.name not in RESPONSE_TRAITS)
+    return (*(t for t in RESPONSE_TRAITS if t in registry), *extra)
 
 
 @dataclass(frozen=True)
@@ -229,20 +241,22 @@ class _Response:
 
 
 def _responses(h: Head2Head) -> list[_Response]:
-    """Per trait of :data:`RESPONSE_TRAITS`, the mean measured value per requested level for
-    each system (clips the system produced; unmeasurable ones counted apart)."""
+    """Per trait of :func:`_response_traits`, the mean measured value per requested level for
+    each system (clips the system produced; unmeasurable ones counted apart). A registered
+    trait whose probe gave no number on any clip (a label only) is left out."""
     from .metrics import level_response
 
+    traits = _response_traits(h.registry)
     per_side = {}
     for side, label in zip(("a", "b"), h.labels, strict=True):
         rows = [(p.item.traits, getattr(p, f"analysis_{side}").probes) for p in h.pairs
                 if getattr(p, side).failure is None]
-        traits = tuple(t for t in RESPONSE_TRAITS if t in h.registry)
         per_side[label] = level_response(rows, traits, registry=h.registry)
     out = []
-    for t in RESPONSE_TRAITS:
+    for t in traits:
         got = {lab: r[t] for lab, r in per_side.items() if t in r}
-        if not got:
+        if not got or (t not in RESPONSE_TRAITS and all(
+                st.mean is None for r in got.values() for st in r.levels)):
             continue
         vocab = list(h.registry.get(t).values)
         levels = tuple(v for v in vocab if any(s.level == v for r in got.values()
@@ -271,7 +285,7 @@ def _responses(h: Head2Head) -> list[_Response]:
                              else st.mean)
             span[lab] = (max(means) - min(means)) if len(means) >= 2 else None
             sp = span[lab]
-            flat[lab] = sp is not None and sp < FLAT_SPAN[t]
+            flat[lab] = sp is not None and t in FLAT_SPAN and sp < FLAT_SPAN[t]
         out.append(_Response(t, "semitones" if t == "pitch" else unit, levels, cells, span,
                              flat))
     return out

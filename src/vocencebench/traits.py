@@ -16,7 +16,7 @@ Scoring kinds and their desirability d ∈ [0, 1] (see ``decide.desirability``):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ __all__ = [
     "Trait",
     "TraitRegistry",
     "default_registry",
+    "unscored_words",
 ]
 
 Kind = Literal["objective", "holistic"]
@@ -234,6 +235,16 @@ class TraitRegistry:
             raise ConfigError(f"request lacks traits: {', '.join(missing)}")
         for name, value in traits.items():
             self.get(name).check_value(value)
+
+
+def unscored_words(dimensions: Sequence[str]) -> str:
+    """``dimensions`` that will not be scored, said in a status line: ``"tone and
+    naturalness are"`` (the judged dimensions of :data:`TRAITS`), ``"a, b and c are"``,
+    ``"naturalness is"``."""
+    if not dimensions:
+        return "no dimension is"
+    *head, last = dimensions
+    return f"{', '.join(head)} and {last} are" if head else f"{last} is"
 
 
 def default_registry() -> TraitRegistry:

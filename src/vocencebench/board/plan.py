@@ -19,7 +19,7 @@ from typing import Any
 from ..cache import Cache, NullCache
 from ..errors import ConfigError
 from ..schema import Item
-from ..traits import TRAITS, TraitRegistry
+from ..traits import TRAITS, TraitRegistry, unscored_words
 from .cells import pair_order
 
 __all__ = ["JudgePlan", "plan_judge_calls", "system_order"]
@@ -85,7 +85,8 @@ class JudgePlan:
                     "cell is decided")
         lines = [head]
         if self.judge_model is None:
-            lines.append("judge calls: 0 (no judge; tone and naturalness are not scored)")
+            lines.append(f"judge calls: 0 (no judge; {unscored_words(self.dimensions)} not "
+                         "scored)")
             if self.mode == "anchor":
                 lines.append("note: without a judge, anchor mode saves nothing (probes are "
                              "shared across pairs); drop --anchor to decide every cell")

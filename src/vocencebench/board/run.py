@@ -306,7 +306,7 @@ def leaderboard(
     votes: int = 1,
     judge_concurrency: int = 4,
     all_at_once: bool = False,
-    registry: TraitRegistry = TRAITS,
+    registry: TraitRegistry | None = None,
     allow_incomplete: bool = False,
     announce: Callable[[str], None] | None = None,
     n_boot: int = BOOTSTRAP_N,
@@ -320,9 +320,11 @@ def leaderboard(
     :func:`vocencebench.compare.compare_models` with one cache, so analyses and verdicts are
     shared. Without ``cache`` a temporary one lives for the run. ``announce`` receives the mode
     and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. Other options are
-    those of :func:`vocencebench.benchmark`. ``canaries`` runs the known-answer checks once,
-    before the first pair and before anything is synthesised (the pairs do not check them
-    again; every pair's record is that one); an instrument that fails them raises
+    those of :func:`vocencebench.benchmark`; as there, the run's trait ``registry`` defaults
+    to the probe set's (else :data:`~vocencebench.traits.TRAITS`), and every pair, the judge
+    plan, the canaries and the reports use that one. ``canaries`` runs the known-answer
+    checks once, before the first pair and before anything is synthesised (the pairs do not
+    check them again; every pair's record is that one); an instrument that fails them raises
     :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the failed checks).
     """
     from ..adapters import check_distinct_identities, system_id
@@ -339,7 +341,8 @@ def leaderboard(
     if isinstance(probes, str) and probes == "default":
         from ..probes import default_probes
 
-        probes = default_probes()
+        probes = default_probes(registry=registry or TRAITS)
+    reg: TraitRegistry = registry or getattr(probes, "registry", None) or TRAITS
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if cache is None or isinstance(cache, NullCache):
         tmp = tempfile.TemporaryDirectory(prefix="vocencebench-board-")
@@ -361,7 +364,7 @@ def leaderboard(
     try:
         plan = plan_judge_calls(its, systems, judge, anchor=anchor, cache=store,
                                 consistent=consistent, votes=votes, all_at_once=all_at_once,
-                                registry=registry)
+                                registry=reg)
         for line in plan.describe():
             if announce is not None:
                 announce(line)
@@ -370,7 +373,7 @@ def leaderboard(
         t_all = time.perf_counter()
         # Once, before any pair: every pair measures with the same instruments, and no system
         # (a paid API included) is called for an instrument that fails its known answers.
-        canary_record = (preflight(probes=probes, judge=judge, cache=store, registry=registry)
+        canary_record = (preflight(probes=probes, judge=judge, cache=store, registry=reg)
                          if canaries else skipped_record())
         canary_line = status_line(canary_record)
         skipped = status_line(skipped_record())  # what each pair says of itself
@@ -384,7 +387,7 @@ def leaderboard(
                 its, systems[x], systems[y], judge, probes=probes, transcriber=transcriber,
                 labels=(x, y), cache=store, executor=shared, progress=progress,
                 consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
-                all_at_once=all_at_once, registry=registry, canaries=False,  # checked above
+                all_at_once=all_at_once, registry=reg, canaries=False,  # checked above
             )
             # The pair's record is the leaderboard's check, not "skipped".
             h.metadata["canaries"] = dict(canary_record)
@@ -421,7 +424,7 @@ def leaderboard(
     meta["timings"] = timings
     meta["cache"] = cache_meta
     meta["canaries"] = canary_record
-    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes, registry),
+    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes, reg),
               canary_line]
     if not standings.complete:
         bad = [f"{c.incumbent} vs {c.challenger}" for c in standings.cells if not c.decided]
@@ -439,4 +442,4 @@ def leaderboard(
                    if calls_after is not None and calls_before is not None else None)
     return Leaderboard(standings, runs, tuple(it.id for it in its),
                        {s: system_id(systems[s]) for s in order}, plan, meta, judge_calls,
-                       registry)
+                       reg)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from ..traits import TRAITS, TraitRegistry
 from .acoustic import (
     DnsmosDiagnostic,
     GenderHeuristicProbe,
@@ -43,17 +44,19 @@ __all__ = [
 ]
 
 
-def default_probes(*, quality: bool = False) -> ProbeSet:
+def default_probes(*, quality: bool = False, registry: TraitRegistry = TRAITS) -> ProbeSet:
     """The offline acoustic probes: pitch, pace, loudness and the F0 + spectrum gender model.
 
     ``quality=True`` adds the DNSMOS diagnostic (reported per clip, never scored); it is off
     by default because it costs about 0.4 s of CPU per 9 s window (1.3 s for a 3 s clip), some
-    60 times the four acoustic probes together (see docs/performance.md).
+    60 times the four acoustic probes together (see docs/performance.md). ``registry``: the
+    traits the set scores d against (a custom one, e.g. with a trait of your own; add its
+    probe with ``ProbeSet([*default_probes(registry=r).probes, MyProbe()], registry=r)``).
     """
     diagnostics = (DnsmosDiagnostic(),) if quality else ()
     return ProbeSet(
         (PitchProbe(), PaceProbe(), LoudnessProbe(), GenderHeuristicProbe()),
-        diagnostics=diagnostics,
+        diagnostics=diagnostics, registry=registry,
     )
 
 
@@ -69,6 +72,7 @@ def with_classifiers(
     include: Sequence[str] = ("age_gender", "emotion", "accent"),
     batch_size: int = DEFAULT_BATCH_SIZE,
     quality: bool = False,
+    registry: TraitRegistry = TRAITS,
 ) -> ProbeSet:
     """:func:`default_probes` plus the classifier probes (age + gender, emotion, accent).
 
@@ -78,11 +82,12 @@ def with_classifiers(
     ``revisions``); by default the pinned checkpoints of
     :data:`~vocencebench.probes.classifiers.CLASSIFIER_MODELS` are used. Every model loads
     here: a missing download raises ConfigError now, saying what to fetch. ``batch_size`` is
-    clips per forward pass in ``measure_batch``. Needs the ``classifiers`` extra.
+    clips per forward pass in ``measure_batch``. ``registry``: the traits every probe scores
+    d against (:func:`default_probes`). Needs the ``classifiers`` extra.
     """
     from .classifiers import classifier_probes
 
-    base = default_probes(quality=quality)
+    base = default_probes(quality=quality, registry=registry)
     extra = classifier_probes(device, models=models, revisions=revisions, include=include,
-                              batch_size=batch_size)
-    return ProbeSet((*base.probes, *extra), diagnostics=base.diagnostics)
+                              batch_size=batch_size, registry=registry)
+    return ProbeSet((*base.probes, *extra), diagnostics=base.diagnostics, registry=registry)
