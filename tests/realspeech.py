@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from seeding import make_rng
 from vocencebench.audio import Audio, load_audio
 
 DATA = Path(__file__).resolve().parent / "data" / "real_speech"
@@ -100,7 +101,7 @@ def speech_rms(x: npt.ArrayLike, rate: int) -> float:
 
 
 def _rng(seed: int, tag: str) -> np.random.Generator:
-    return np.random.default_rng([seed, sum(map(ord, tag))])
+    return make_rng([seed, sum(map(ord, tag))])
 
 
 def pink(n: int, rng: np.random.Generator) -> FloatArray:

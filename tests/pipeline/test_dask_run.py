@@ -21,11 +21,11 @@ import pytest
 
 import vocencebench as vb
 from dask_fakes import BatchedLoudness, Hum, SlowPitch, ToneModel
+from repo_paths import ROOT
 
 pytest.importorskip("distributed")
 
 ITEMS = vb.load_benchmark("benchmark_v1")[:8]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _free_port() -> int:

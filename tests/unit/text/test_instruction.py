@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from repo_paths import DATA
 from vocencebench.instruction import (
     find_contradictions,
     nearest_age,
@@ -17,7 +17,7 @@ from vocencebench.instruction import (
 )
 from vocencebench.traits import TRAITS, Trait, TraitRegistry
 
-HELDOUT = Path(__file__).parent / "data" / "heldout_instructions.jsonl"
+HELDOUT = DATA / "heldout_instructions.jsonl"
 
 
 def _heldout() -> list[dict[str, object]]:

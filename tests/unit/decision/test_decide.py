@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repo_paths import DATA
 from vocencebench import decide as D
 from vocencebench.errors import ConfigError, ScoresError
 from vocencebench.schema import Decision
 from vocencebench.scores import read_scores
 from vocencebench.traits import TRAITS
 
-DATA = Path(__file__).parent / "data"
 GOLDEN_FIRST_10_N496 = [145, 33, 337, 434, 361, 235, 283, 216, 34, 25]
 
 

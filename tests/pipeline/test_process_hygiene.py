@@ -24,6 +24,7 @@ import pytest
 
 from judge_fakes import tone_wav
 from proc_tools import alive, cmdline, descendants, session, wait_gone
+from repo_paths import SRC as SRC_DIR
 from vocencebench.adapters import CLIP_MAX_BYTES, CommandAdapter, DirectoryAdapter
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
 from vocencebench.schema import Item
@@ -31,7 +32,7 @@ from vocencebench.schema import Item
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads the process tree from /proc")
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(SRC_DIR)
 
 # A slow transcriber in a module of its own, so forkserver workers can import it: it keeps
 # the analysis pool busy long enough to be killed in the middle.

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from repo_paths import DATA, ROOT
 from vocencebench.cli import main
 from vocencebench.errors import ScoresError
 from vocencebench.schema import Decision, SampleScore
 from vocencebench.scores import decide_scores, read_scores, write_scores
 
-DATA = Path(__file__).parent / "data"
 GOLDEN_SCORES = DATA / "golden_scores.jsonl"
 GOLDEN_DECISION = json.loads((DATA / "golden_decision.json").read_text(encoding="utf-8"))
-EXAMPLE = Path(__file__).parents[1] / "examples" / "sample_scores.jsonl"
+EXAMPLE = ROOT / "examples" / "sample_scores.jsonl"
 
 
 def _write(tmp_path: Path, lines: list[str], name: str = "scores.jsonl") -> Path:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from repo_paths import ROOT
 from vocencebench._util.mp import references_main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 
 
 def _python_blocks() -> list[str]:

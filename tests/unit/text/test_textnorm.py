@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from repo_paths import DOCS
 from vocencebench.errors import ConfigError
 from vocencebench.textnorm import POST_RULES, PRE_RULES, normalize, wer, word_errors
 
@@ -219,10 +220,9 @@ def test_non_string_is_an_error() -> None:
 
 
 def test_rules_are_named_once_and_documented() -> None:
-    from pathlib import Path
 
     names = [r.name for r in (*PRE_RULES, *POST_RULES)]
     assert len(names) == len(set(names))
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "probes.md").read_text("utf-8")
+    doc = (DOCS / "probes.md").read_text("utf-8")
     missing = [n for n in names if f"`{n}`" not in doc]
     assert not missing, f"rules not described in docs/probes.md: {missing}"

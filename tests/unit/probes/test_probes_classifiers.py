@@ -19,6 +19,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from repo_paths import DOCS  # noqa: E402
+from seeding import make_rng  # noqa: E402
 from vocencebench.audio import Audio, load_audio, to_wav_bytes  # noqa: E402
 from vocencebench.decide import desirability  # noqa: E402
 from vocencebench.errors import ConfigError, VocenceError  # noqa: E402
@@ -182,7 +184,7 @@ def accent_probe(accent_dir: tuple[Path, dict[str, Any]]) -> AccentProbe:
 
 def clip(seconds: float, *, f0: float = 140.0, sr: int = SR, seed: int = 0) -> Audio:
     """A voiced-like test clip: harmonics with vibrato plus a little noise."""
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     t = np.arange(round(seconds * sr)) / sr
     phase = 2 * np.pi * np.cumsum(f0 * (1 + 0.05 * np.sin(2 * np.pi * 4 * t))) / sr
     x = sum(0.2 / k * np.sin(k * phase) for k in range(1, 6))
@@ -220,7 +222,7 @@ def test_model_table_is_pinned_and_maps_onto_our_vocabulary() -> None:
 
 
 def test_docs_table_matches_code() -> None:
-    doc = Path(__file__).resolve().parents[1] / "docs" / "probes.md"
+    doc = DOCS / "probes.md"
     text = doc.read_text(encoding="utf-8")
     for spec in CLASSIFIER_MODELS.values():
         assert spec.model_id in text and spec.revision in text

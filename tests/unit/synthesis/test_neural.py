@@ -140,8 +140,7 @@ def test_speed_out_of_range_is_refused() -> None:
 # ------------------------------------------------------------------ signal processing
 
 
-def test_limiter_holds_the_ceiling_without_clipping() -> None:
-    rng = np.random.default_rng(1)
+def test_limiter_holds_the_ceiling_without_clipping(rng: np.random.Generator) -> None:
     t = np.arange(24_000) / 24_000
     x = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + rng.standard_normal(t.size) * 0.05)
     x[12_000:12_240] *= 6.0  # a burst far above full scale

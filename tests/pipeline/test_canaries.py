@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("parselmouth")
 
+from repo_paths import ROOT
 from vocencebench.audio import Audio
 from vocencebench.cache import Cache
 from vocencebench.canaries import (
@@ -76,7 +77,7 @@ def test_manifest_clips_and_licences() -> None:
         size += len(c.read())  # checks the sha256
         assert c.licence and c.source and c.text
     assert size < 1_000_000
-    root = Path(__file__).parents[1] / "src/vocencebench/datasets/canaries"
+    root = ROOT / "src/vocencebench/datasets/canaries"
     assert (root / "ATTRIBUTION.md").read_text(encoding="utf-8").count("CMU ARCTIC") >= 1
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import vocencebench as vb
+from repo_paths import DOCS
 
-API_DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+API_DOC = DOCS / "api.md"
 
 
 def _documented() -> list[str]:

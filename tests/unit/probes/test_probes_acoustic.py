@@ -32,8 +32,6 @@ from vocencebench.probes.syllables import count_syllables
 from vocencebench.schema import UNMEASURABLE, Item, ProbeResult
 from vocencebench.tts import EspeakSettings, render_many
 
-SEED = 3151662
-
 #: Everyday scripts of the shipped corpus (benchmark_v1, category everyday, ≥ 10 syllables;
 #: every fourth), copied here so that corpus edits cannot move the pace calibration.
 CORPUS_EVERYDAY = (
@@ -301,7 +299,7 @@ def test_pace_credits_phrase_final_lengthening(
     assert ac.lengthening_phones(count_syllables(CORPUS_EVERYDAY_SHORT[0]).phrases) == 9.0
 
 
-def test_trimming_the_silence_around_speech_keeps_its_span() -> None:
+def test_trimming_the_silence_around_speech_keeps_its_span(rng: np.random.Generator) -> None:
     """A clip cut to start and end with sound has about the speech span of the same sound with
     silence around it: the hang-over reaches past the clip's ends instead of being cut off,
     and digital silence moves neither the floor nor the loud-frame reference. What is left is
@@ -313,7 +311,6 @@ def test_trimming_the_silence_around_speech_keeps_its_span() -> None:
     voice = sum(np.sin(2 * np.pi * 200 * k * t) / k for k in range(1, 19))
     voice *= 0.2 * (0.55 + 0.45 * np.sin(2 * np.pi * 3 * t))  # syllable-like swell, 3 Hz
     voice[round(0.4 * sr):round(0.7 * sr)] = 0.0  # a 300 ms pause inside
-    rng = np.random.default_rng(SEED)
     voice += 1e-4 * rng.standard_normal(t.shape[0])  # a faint floor, as in a recording
     padded = np.concatenate([np.zeros(sr // 2), voice, np.zeros(3 * sr // 10)])
     cut = vad.voice_activity(voice, sr)
@@ -448,12 +445,11 @@ def test_loudness_of_a_sine(dbfs: float, sr: int) -> None:
 
 
 @pytest.mark.parametrize("sr", [8_000, 11_025, 16_000, 22_050, 44_100, 48_000])
-def test_loudness_matches_pyloudnorm(sr: int) -> None:
+def test_loudness_matches_pyloudnorm(sr: int, rng: np.random.Generator) -> None:
     """Our vectorised gating against the reference's per-block loop, on clips whose blocks
     pass both gates, fail the relative gate in part, and fade in (odd lengths included)."""
     import pyloudnorm
 
-    rng = np.random.default_rng(SEED)
     for seconds in (0.4, 0.41, 1.23, 3.0):
         n = round(seconds * sr) + 3
         for shape in ("flat", "half quiet", "fade in"):
@@ -539,8 +535,7 @@ def _speechlike(sr: int, seconds: float, rng: np.random.Generator) -> np.ndarray
 
 @pytest.mark.parametrize(
     "case", ["noise", "clipping", "0.3s", "60s", "8k", "22.05k", "44.1k", "48k"])
-def test_bad_input_gives_a_clear_result(case: str) -> None:
-    rng = np.random.default_rng(SEED)
+def test_bad_input_gives_a_clear_result(case: str, rng: np.random.Generator) -> None:
     sr = {"8k": 8_000, "22.05k": 22_050, "44.1k": 44_100, "48k": 48_000}.get(case, 16_000)
     if case == "noise":
         x = (0.1 * rng.standard_normal(3 * sr)).astype(np.float32)
@@ -610,34 +605,33 @@ def test_analysis_is_shared_and_kept_with_the_clip(
 # ------------------------------------------------------------------- DNSMOS
 
 
-def test_dnsmos_diagnostic(pitch_clips: dict[tuple[str, int], Audio]) -> None:
+def test_dnsmos_diagnostic(pitch_clips: dict[tuple[str, int], Audio],
+                           rng: np.random.Generator) -> None:
     clip = pitch_clips[("male", 50)]
     a = DnsmosDiagnostic().assess(clip)
     assert list(a) == ["dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak"]
     for v in a.values():
         assert 1.0 <= v <= 5.0
-    noisy = from_samples(np.clip(clip.samples + 0.05 * np.random.default_rng(SEED)
-                                 .standard_normal(clip.num_samples).astype(np.float32), -1, 1),
-                         clip.sample_rate)
+    noise = rng.standard_normal(clip.num_samples).astype(np.float32)
+    noisy = from_samples(np.clip(clip.samples + 0.05 * noise, -1, 1), clip.sample_rate)
     assert DnsmosDiagnostic().assess(noisy)["dnsmos_bak"] < a["dnsmos_bak"]
     assert default_probes(quality=True).diagnose(clip) == a  # repeated: bit-identical
 
 
-def test_dnsmos_matches_the_speechmos_reference() -> None:
+def test_dnsmos_matches_the_speechmos_reference(rng: np.random.Generator) -> None:
     # speechmos's own wrapper needs librosa (the dev extra); ours runs the same ONNX model
     # without it. A 9.5 s clip makes one window, so this stays quick.
     pytest.importorskip("librosa", reason="the reference wrapper needs librosa (dev extra)")
     from speechmos import dnsmos
 
-    clip = from_samples(_speechlike(16_000, 9.5, np.random.default_rng(SEED)), 16_000)
+    clip = from_samples(_speechlike(16_000, 9.5, rng), 16_000)
     ours = DnsmosDiagnostic().assess(clip)
     ref = dnsmos.run(np.asarray(clip.at_16k(), dtype=np.float32), 16_000)
     for name in ("ovrl", "sig", "bak"):
         assert ours[f"dnsmos_{name}"] == pytest.approx(float(ref[f"{name}_mos"]), abs=1e-5)
 
 
-def test_fast_percentile_and_median_equal_numpy() -> None:
-    rng = np.random.default_rng(SEED)
+def test_fast_percentile_and_median_equal_numpy(rng: np.random.Generator) -> None:
     for n in [*range(1, 30), 97, 200, 1001]:
         for scale in (1.0, 1e-3, 100.0):
             x = rng.standard_normal(n) * scale

@@ -151,8 +151,8 @@ def test_confusion_errors() -> None:
 # ------------------------------------------------------------------ bootstrap CI
 
 
-def test_ci_uses_the_decision_stream_and_its_lower_end_is_the_lcb() -> None:
-    rng = np.random.default_rng(7)
+def test_ci_uses_the_decision_stream_and_its_lower_end_is_the_lcb(
+        rng: np.random.Generator) -> None:
     a = rng.uniform(0.3, 0.9, 80).tolist()
     b = [min(1.0, v + float(e)) for v, e in zip(a, rng.normal(0.04, 0.08, 80), strict=True)]
     delta = [y - x for x, y in zip(a, b, strict=True)]

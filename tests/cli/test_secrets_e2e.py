@@ -20,8 +20,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from judge_fakes import Call, FakeJudgeServer, Reply
+from repo_paths import SRC as SRC_DIR
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(SRC_DIR)
 
 # Deliberately not key-shaped (no sk-/AIza/hf_ prefix), and the key's variable is not named
 # like a credential (VB_E2E_JUDGE, not *_KEY): only the registration of the secrets the

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import realspeech as rs
+from seeding import make_rng
 from vocencebench.audio import Audio
 from vocencebench.probes import ProbeSet, default_probes
 from vocencebench.probes import acoustic as ac
@@ -193,7 +194,7 @@ def test_stereo_wav_file_reads_as_pyloudnorm(tmp_path: Path) -> None:
 def _noise_system(seconds: float, lufs: float, seed: int) -> np.ndarray:
     """Speech-shaped noise (pink, syllable-rate amplitude modulation) scaled to ``lufs``."""
     sr = 16_000
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     t = np.arange(round(seconds * sr)) / sr
     y = rs.pink(t.shape[0], rng) * (0.6 + 0.4 * np.sin(2 * np.pi * 4 * t))
     now, _ = ac.integrated_loudness(y, sr)
@@ -224,9 +225,8 @@ def test_noise_that_lands_in_the_requested_buckets_scores_zero(
 
 
 @pytest.mark.parametrize("kind", ["white", "tone", "hum", "dither"])
-def test_non_speech_fails_the_check(kind: str) -> None:
+def test_non_speech_fails_the_check(kind: str, rng: np.random.Generator) -> None:
     sr = 16_000
-    rng = np.random.default_rng(3)
     t = np.arange(3 * sr) / sr
     x = {"white": 0.1 * rng.standard_normal(t.shape[0]),
          "tone": 0.3 * np.sin(2 * np.pi * 220 * t),
@@ -235,11 +235,12 @@ def test_non_speech_fails_the_check(kind: str) -> None:
     assert not default_probes().speech_check(rs.make_audio(x, sr)).present
 
 
-def test_real_clips_pass_the_check_and_batched_traits_are_filled() -> None:
+def test_real_clips_pass_the_check_and_batched_traits_are_filled(
+        rng: np.random.Generator) -> None:
     ps = default_probes()
     for c in SUBSET:
         assert ps.speech_check(c.audio()).present, c.id
-    noise = rs.make_audio(0.1 * np.random.default_rng(1).standard_normal(32_000), 16_000)
+    noise = rs.make_audio(0.1 * rng.standard_normal(32_000), 16_000)
     res = measure_batch(ps, [SUBSET[0].audio(), noise], [item(SUBSET[0]), item()])
     assert all(r.label != UNMEASURABLE for r in res[0].values())
     assert all(r.label == UNMEASURABLE for r in res[1].values())
