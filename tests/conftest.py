@@ -1,10 +1,11 @@
 """Shared test set-up: tests never reach the network or a model hub; seeded random numbers.
 
-Layout (docs in README.md, "Tests"): ``unit/<stage>/`` (foundations, text, corpus, synthesis,
-gate, probes, decision, reports, board, gaming), ``judge/``, ``pipeline/``, ``cli/`` and
-``acceptance/``; the shared helpers (``judge_fakes.py``, ``realspeech.py``, ``seeding.py``...)
-and ``data/`` stay here, importable from every folder (``pythonpath`` in pyproject.toml). Test
-modules are not packages, so every test file's name must be unique across the folders.
+Layout by area: ``unit/<stage>/`` (foundations, text, corpus, synthesis, gate, probes,
+decision, reports, board, gaming), ``judge/``, ``pipeline/``, ``cli/`` and ``acceptance/``. The
+shared helpers (``judge_fakes.py``, ``realspeech.py``, ``seeding.py``, ``repo_paths.py``...) and
+``data/`` stay in tests/, importable from every folder (``pythonpath`` in pyproject.toml). The
+test folders are not packages, so every test file's name must be unique across them. Tests
+marked ``slow`` run in ``make test`` only; ``make test-fast`` is ``pytest -m "not slow"``.
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ from vocencebench.board.report import OUTCOME_COLOURS, PALETTE
 
 _CANDIDATES = ("chromium", "chromium-browser")
 CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None,
     reason=f"no Chromium binary on PATH (looked for {', '.join(_CANDIDATES)}); "
     "install it with: apt-get install chromium",
-)
+)]
 
 WIDTH, HEIGHT = 1200, 2000
 SYSTEMS = ("flat", "follow", "follow-fast")

@@ -106,6 +106,7 @@ def judged(items: list[vb.Item], probes: Any, tmp_path_factory: pytest.TempPathF
     return rec
 
 
+@pytest.mark.slow
 def test_each_system_is_synthesised_once_and_every_pair_judged(judged: dict[str, Any]
                                                                 ) -> None:
     calls = judged["calls1"]
@@ -122,6 +123,7 @@ def test_each_system_is_synthesised_once_and_every_pair_judged(judged: dict[str,
     assert first.complete and first.mode == "all-pairs"
 
 
+@pytest.mark.slow
 def test_adding_a_fifth_system_reuses_every_clip_analysis_and_verdict(
         judged: dict[str, Any]) -> None:
     calls = judged["calls2"]
@@ -143,6 +145,7 @@ def test_adding_a_fifth_system_reuses_every_clip_analysis_and_verdict(
     assert len(new) == 10
 
 
+@pytest.mark.slow
 def test_removing_a_system_changes_no_other_cell(judged: dict[str, Any]) -> None:
     assert judged["calls3"] == judged["calls2"]  # nothing synthesised
     assert judged["judge_calls3"] == 0  # nothing judged
@@ -151,6 +154,7 @@ def test_removing_a_system_changes_no_other_cell(judged: dict[str, Any]) -> None
     assert kept and all(kept[p] == old[p] for p in kept)
 
 
+@pytest.mark.slow
 def test_every_published_cell_is_decide_bit_for_bit_per_pair_files(
         judged: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     lb: Leaderboard = judged["first"]
@@ -174,6 +178,7 @@ def test_every_published_cell_is_decide_bit_for_bit_per_pair_files(
     assert verify(out) == []
 
 
+@pytest.mark.slow
 def test_verify_catches_an_edited_scores_file(judged: dict[str, Any], tmp_path: Path) -> None:
     import shutil
 
@@ -188,6 +193,7 @@ def test_verify_catches_an_edited_scores_file(judged: dict[str, Any], tmp_path: 
     assert main(["leaderboard", "--verify", str(out)]) == 1
 
 
+@pytest.mark.slow
 def test_anchor_mode_makes_o_n_judge_calls_and_the_plan_counts_them(
         items: list[vb.Item], probes: Any, tmp_path: Path) -> None:
     systems = _systems()
@@ -220,6 +226,7 @@ def test_anchor_mode_makes_o_n_judge_calls_and_the_plan_counts_them(
     assert all(s.calls == N_ITEMS for s in systems.values())
 
 
+@pytest.mark.slow
 def test_no_judge_writes_one_combined_scores_file_that_reproduces_every_cell(
         items: list[vb.Item], probes: Any, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -255,6 +262,7 @@ def test_runner_input_checks(items: list[vb.Item], probes: Any) -> None:
         _run([], systems, probes)
 
 
+@pytest.mark.slow
 def test_a_failing_judge_is_an_instrument_failure_never_a_silent_verdict(
         items: list[vb.Item], probes: Any) -> None:
     from vocencebench.judge import Judge, ScriptedBackend
@@ -307,6 +315,7 @@ def test_failed_canaries_stop_the_leaderboard_before_any_clip(
     assert not (out / "leaderboard.json").exists()
 
 
+@pytest.mark.slow
 def test_the_canaries_run_once_for_every_pair_and_are_recorded(
         items: list[vb.Item], probes: Any, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,9 @@ import realspeech as rs
 from vocencebench.probes.acoustic import GenderHeuristicProbe, PaceProbe, PitchProbe
 from vocencebench.schema import Item, ProbeResult
 
+# the whole set is measured (about 50 CPU-seconds): `make test-fast` leaves this file out
+pytestmark = pytest.mark.slow
+
 CLIPS = rs.manifest()
 RATE = 16_000  # every clip of the set (README.md)
 

@@ -92,6 +92,7 @@ def run(items: Sequence[Item], attacks: Sequence[str], **kw: Any) -> Any:
     return redteam(items, reference="espeak-follow", attacks=list(attacks), workers=1, **kw)
 
 
+@pytest.mark.slow
 def test_gate_dependent_attacks_not_tested_without_the_gate_then_defended_with_it(
         tmp_path: Path) -> None:
     attacks = ["speak-instruction", "other-sentence"]
@@ -111,6 +112,7 @@ def test_gate_dependent_attacks_not_tested_without_the_gate_then_defended_with_i
         assert r.vs_base is r.vs_reference  # its base is the reference: one duel
 
 
+@pytest.mark.slow
 def test_the_judge_decides_the_spoken_note(tmp_path: Path) -> None:
     ref = EspeakSystem("espeak-follow")
     note = get_spec("note-to-judge").make(ref, ref, ITEMS)
@@ -134,6 +136,7 @@ def test_the_judge_decides_the_spoken_note(tmp_path: Path) -> None:
     assert data["verdicts"] == {"note-to-judge": VULNERABLE}
 
 
+@pytest.mark.slow
 def test_memoriser_wins_on_public_items_and_not_on_the_held_out_partition() -> None:
     plain = run(FEMALE[:4], ["memoriser"])
     r = plain.row("memoriser")
@@ -158,6 +161,7 @@ def test_memoriser_wins_on_public_items_and_not_on_the_held_out_partition() -> N
     assert held.configuration["evaluation_partition"] == "held-out"
 
 
+@pytest.mark.slow
 def test_clips_and_analyses_are_shared_across_duels(tmp_path: Path) -> None:
     asked: list[tuple[str, str]] = []
 
@@ -187,6 +191,7 @@ def test_clips_and_analyses_are_shared_across_duels(tmp_path: Path) -> None:
     assert again.to_dict()["rows"] == res.to_dict()["rows"]
 
 
+@pytest.mark.slow
 def test_cli_writes_the_three_files_and_says_not_tested(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
@@ -268,6 +273,7 @@ def test_failed_canaries_stop_the_redteam_before_any_clip(
         assert store.count("clips") == 0
 
 
+@pytest.mark.slow
 def test_the_canaries_run_once_for_every_duel_and_are_recorded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     asked = fake_canaries(monkeypatch, passed=True)
@@ -284,6 +290,7 @@ def test_the_canaries_run_once_for_every_duel_and_are_recorded(
     assert load_redteam(out).canaries == res.canaries
 
 
+@pytest.mark.slow
 def test_skip_canaries_is_announced_and_recorded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,11 +21,11 @@ from vocencebench.result import save_run
 
 _CANDIDATES = ("chromium", "chromium-browser")
 CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None,
     reason=f"no Chromium binary on PATH (looked for {', '.join(_CANDIDATES)}); "
     "install it with: apt-get install chromium",
-)
+)]
 
 WIDTH, HEIGHT = 1200, 2400
 _COL_A = (0x25, 0x63, 0xEB)  # system a's bars (report._COL_A)

@@ -193,6 +193,7 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert rc == 2 and "is a directory" in err
 
 
+@pytest.mark.slow
 def test_console_script_end_to_end() -> None:
     exe = Path(sys.executable).with_name("vocencebench")
     assert exe.exists(), f"console script missing at {exe}; pip install -e . first"

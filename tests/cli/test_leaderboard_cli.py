@@ -58,6 +58,7 @@ def board(clip_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_cli_writes_every_output(board: Path) -> None:
     for name in ("leaderboard.json", "leaderboard.md", "leaderboard.html", "scores.jsonl",
                  "cache.sqlite"):
@@ -85,6 +86,7 @@ def test_cli_writes_every_output(board: Path) -> None:
     assert f"## Canaries\n\n{canaries['line']}\n" in md
 
 
+@pytest.mark.slow
 def test_cli_cells_are_recomputed_by_decide(board: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
@@ -99,6 +101,7 @@ def test_cli_cells_are_recomputed_by_decide(board: Path,
     assert "OK: every cell" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_rerun_reuses_the_cache_and_gives_the_same_file(
         board: Path, clip_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = (board / "leaderboard.json").read_text(encoding="utf-8")
@@ -169,6 +172,7 @@ def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         parse_named_system("")
 
 
+@pytest.mark.slow
 def test_demo_leaderboard_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                      ) -> None:
     """`vocencebench demo --leaderboard` (the code path of `leaderboard --demo`): every
@@ -192,6 +196,7 @@ def test_demo_leaderboard_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["demo", "--leaderboard", "--systems", "a,b", "--out", str(out)]) == 2
 
 
+@pytest.mark.slow
 def test_demo_duel_of_the_neural_builtins(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """`vocencebench demo --systems hibari,hibari-follow` offline, two items; with
@@ -211,6 +216,7 @@ def test_demo_duel_of_the_neural_builtins(tmp_path: Path,
     assert "DECISION:" in got.out
 
 
+@pytest.mark.slow
 def test_skip_canaries_is_announced_and_recorded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -232,6 +238,7 @@ def test_skip_canaries_is_announced_and_recorded(
         assert line in (out / name).read_text(encoding="utf-8"), name
 
 
+@pytest.mark.slow
 def test_demo_with_neural_systems_runs_the_documented_subset(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vocencebench.board import demo as cmd

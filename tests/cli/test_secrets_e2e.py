@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from judge_fakes import Call, FakeJudgeServer, Reply
 from repo_paths import SRC as SRC_DIR
 
@@ -80,6 +82,7 @@ def _check_run(res: subprocess.CompletedProcess[bytes], out: Path, calls: list[C
     assert "[REDACTED]" in stored  # ... the echoed bodies among them, masked
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_run_directory_cache_or_output(tmp_path: Path) -> None:
     out = tmp_path / "run"
     # 1. The key from the environment, sent as "Authorization: Bearer KEY" and echoed.

@@ -381,6 +381,7 @@ def test_judge_reused_across_two_with_cache_copies(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- deadline and secrets
 
 
+@pytest.mark.slow
 def test_a_trickling_judge_is_cut_at_the_deadline() -> None:
     def respond(call: Call) -> Reply:
         r = prefers(CLIP_X)(call)

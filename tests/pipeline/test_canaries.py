@@ -185,6 +185,7 @@ def _save(model: Any, extractor: Any, path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.classifiers
 def test_classifier_that_cannot_tell_voices_apart(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
@@ -211,6 +212,7 @@ def test_classifier_that_cannot_tell_voices_apart(tmp_path: Path) -> None:
     assert "p=0.95" in male.message  # softmax(4, 0.5, 0)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.classifiers
 def test_classifier_with_swapped_labels_is_caught(tmp_path: Path) -> None:
     """A tiny model whose gender head tells the canary voices apart (fitted on its own
@@ -320,6 +322,7 @@ def test_unparsable_rate_counts_every_answer() -> None:
     assert r.judge_order_flip_rate == 0.0  # the unanswered pair has no order to flip
 
 
+@pytest.mark.slow
 def test_edits_are_the_same_bytes_in_another_process() -> None:
     """The cache keys on the edited clips' sha256, so they must not vary between runs
     (Praat's PSOLA draws random numbers; the canaries seed it)."""

@@ -57,6 +57,7 @@ class _Repack:
         return buf.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["flac", "ogg", "wav-7fff", "wav-2e9"])
 def test_audio_from_real_servers_is_scored_like_the_wav(how: str) -> None:
     items = ITEMS[:3]

@@ -64,6 +64,7 @@ class _ASRServer:
         self.httpd.server_close()
 
 
+@pytest.mark.slow
 def test_full_pipeline_with_judge_and_gate(tmp_path: Path) -> None:
     with _ASRServer(ITEMS[0].text) as asr:
         _full_pipeline(tmp_path, asr)
@@ -119,6 +120,7 @@ def _strip_volatile(run: dict[str, Any]) -> dict[str, Any]:
     return run
 
 
+@pytest.mark.slow
 def test_results_identical_for_one_and_two_workers(tmp_path: Path) -> None:
     items = vb.load_benchmark("benchmark_v1")[:6]
     runs = []
@@ -130,6 +132,7 @@ def test_results_identical_for_one_and_two_workers(tmp_path: Path) -> None:
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow
 def test_failing_system_scores_zero_with_reason(tmp_path: Path) -> None:
     calls = {"n": 0}
 
@@ -151,6 +154,7 @@ def test_failing_system_scores_zero_with_reason(tmp_path: Path) -> None:
     assert h.pairs[1].a.S > 0  # the other side is still scored on its own
 
 
+@pytest.mark.slow
 def test_cli_demo_limit_and_decide_reproduces(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"
@@ -199,6 +203,7 @@ class _BatchedEmotion:
         return [self._one(a, it) for a, it in zip(audios, items, strict=True)]
 
 
+@pytest.mark.slow
 def test_batched_probes_run_in_the_main_process(tmp_path: Path) -> None:
     items = vb.load_benchmark("benchmark_v1")[:5]
     fake = _BatchedEmotion()
@@ -217,6 +222,7 @@ def test_batched_probes_run_in_the_main_process(tmp_path: Path) -> None:
     assert [s.to_dict() for s in ref.samples] == [s.to_dict() for s in h.samples]
 
 
+@pytest.mark.slow
 def test_cli_holdout_run_records_the_salt_digest_not_the_salt(tmp_path: Path) -> None:
     out = tmp_path / "held"
     salt = "private-salt-7f3a9"

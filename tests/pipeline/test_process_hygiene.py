@@ -134,6 +134,7 @@ def _reap(pids: set[int]) -> None:
             os.kill(p, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["synthesis", "analysis"])
 def test_no_process_of_a_run_outlives_its_sigkilled_parent(tmp_path: Path,
                                                            phase: str) -> None:
@@ -151,6 +152,7 @@ def test_no_process_of_a_run_outlives_its_sigkilled_parent(tmp_path: Path,
             proc.stdout.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupted_run_ends_with_one_line_and_resumes(tmp_path: Path, how: str) -> None:
     proc, err = _start(tmp_path, "analysis")
@@ -220,6 +222,7 @@ def _cached_clips(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_cli_ends_with_one_line_and_the_rerun_resumes(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
@@ -284,6 +287,7 @@ def _read_pid(path: Path) -> int:
     return int(path.read_text())
 
 
+@pytest.mark.slow
 def test_timed_out_command_leaves_no_grandchild(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     adapter = CommandAdapter(_pid_file_command(pids), timeout=2)

@@ -9,6 +9,8 @@ import pickle
 import threading
 from typing import Any
 
+import pytest
+
 import vocencebench as vb
 from judge_fakes import tone_wav
 from vocencebench._pipeline.stages import handle
@@ -34,6 +36,7 @@ def test_a_handle_is_unpickled_once_per_process() -> None:
     assert one is two  # the second unit in this process reuses the first one's object
 
 
+@pytest.mark.slow
 def test_every_unit_of_a_worker_uses_the_same_component_object() -> None:
     def hum(text: str, instruction: str) -> bytes:
         return tone_wav(200.0 + len(text) % 5, seconds=0.4)

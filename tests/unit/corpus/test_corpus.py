@@ -61,6 +61,7 @@ def test_pin_matches_hash_and_sha256sum(shipped: list[Item]) -> None:
         assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_shipped_corpus_is_valid_and_matches_the_assignment(
     shipped: list[Item], assignment: list  # type: ignore[type-arg]
 ) -> None:
@@ -76,6 +77,7 @@ def test_shipped_corpus_is_valid_and_matches_the_assignment(
     assert stats.top_opening_share <= MAX_OPENING_SHARE
 
 
+@pytest.mark.slow
 def test_cli_check_passes_on_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["corpus", "check", str(SHIPPED)]) == 0
     assert capsys.readouterr().out.strip() == "OK: 496 items, 0 violations"
@@ -187,6 +189,7 @@ def test_opening_variety_rule(shipped: list[Item]) -> None:
 # --------------------------------------------------------------------------- the sampler
 
 
+@pytest.mark.slow
 def test_sampler_balance_and_association(assignment: list) -> None:  # type: ignore[type-arg]
     n = len(assignment)
     for t in TRAITS:
@@ -228,6 +231,7 @@ def test_split_is_deterministic_and_order_free(shipped: list[Item]) -> None:
 # --------------------------------------------------------------------------- template corpus
 
 
+@pytest.mark.slow
 def test_template_corpus_passes_the_checker_and_is_deterministic() -> None:
     items = generate_template_corpus(150, 11)
     assert check_corpus(items) == []

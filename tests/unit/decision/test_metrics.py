@@ -60,6 +60,7 @@ def test_win_rates_errors() -> None:
         win_rates([{"pace": "1"}], [{"pace": 1.0}])  # type: ignore[dict-item]
 
 
+@pytest.mark.slow
 @given(st.lists(st.dictionaries(st.sampled_from(["pace", "age", NATURALNESS]),
                                 st.sampled_from([0.0, 0.5, 1.0])), max_size=15), st.data())
 def test_win_rates_are_antisymmetric(a: list[dict[str, float]], data: st.DataObject) -> None:

@@ -295,6 +295,7 @@ def test_cache_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert not (tmp_path / "missing.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_tampered_clip_and_flipped_d_are_recomputed_by_a_real_run(tmp_path: Path) -> None:
     import vocencebench as vb
 

@@ -221,6 +221,7 @@ def assert_cut_at_deadline(elapsed: float, timeout_s: float, *, attempts: int) -
         elapsed, timeout_s, attempts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("what", "retries"), [("body", 0), ("headers", 0), ("body", 1)])
 def test_a_trickling_server_is_cut_at_the_deadline(what: str, retries: int) -> None:
     # 400 bytes at one every 50 ms would take 20 s; each attempt has 1 s, its own full second

@@ -175,6 +175,7 @@ def _empty_unwritable_dir() -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_cli_input_errors_are_one_line_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -214,6 +214,7 @@ def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess[byt
     return subprocess.run(cmd, capture_output=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary on PATH (looked for "
                     f"{', '.join(_CANDIDATES)}); install it with: apt-get install chromium")
 def test_html_in_headless_chromium(tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ def test_bad_input_type() -> None:
 # ----------------------------------------------------------------------------- PocketSphinx
 
 
+@pytest.mark.slow
 def test_pocketsphinx_transcribes_speech(clips: dict[str, bytes]) -> None:
     ps = pocketsphinx_transcriber()
     tr = ps(clips["fox"])
@@ -113,6 +114,7 @@ def test_pocketsphinx_transcribes_speech(clips: dict[str, bytes]) -> None:
     assert res.wer >= 0.0 and res.gate in (0, 1)
 
 
+@pytest.mark.slow
 def test_pocketsphinx_output_does_not_depend_on_clip_order(clips: dict[str, bytes]) -> None:
     ps = pocketsphinx_transcriber()
     first = ps(load_audio(clips["book"]))
@@ -356,6 +358,7 @@ def tiny_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _build_tiny_whisper(tmp_path_factory.mktemp("tiny-whisper"))
 
 
+@pytest.mark.slow
 @pytest.mark.whisper
 def test_whisper_tiny_model_runs(tiny_whisper: Path, clips: dict[str, bytes]) -> None:
     tr = whisper_transcriber(str(tiny_whisper), device="cpu", compute_type="float32")

@@ -124,6 +124,7 @@ def bucket(trait: str, p: float) -> int:
     return 0 if p < lo else 2 if p > hi else 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(rs.DIRECTIONAL))
 def test_labels_move_the_right_way(
         base: dict[str, tuple[np.ndarray, int, dict[str, ProbeResult]]], name: str) -> None:
@@ -255,6 +256,7 @@ def test_real_clips_pass_the_check_and_batched_traits_are_filled(
     assert ProbeSet(ps.probes, check_speech=False).check_speech is False
 
 
+@pytest.mark.slow
 def test_hibari_speech_passes_the_check() -> None:
     hibari = pytest.importorskip("hibari", reason="the neural extra (hibari-tts)")
     tts = hibari.Hibari()

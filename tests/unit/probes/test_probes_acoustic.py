@@ -263,6 +263,7 @@ def test_pitch_reference_follows_requested_age(pitch_clips: dict[tuple[str, int]
     assert child.detail["age_group"] == "child" and child.detail["reference_hz"] == 250.0
 
 
+@pytest.mark.slow
 def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> None:
     expected = {120: "slow", 175: "moderate", 260: "fast"}
     for rate, want in expected.items():
@@ -282,6 +283,7 @@ def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> Non
             assert not r.detail["disagreement"], r.detail  # text and audio agree on clean TTS
 
 
+@pytest.mark.slow
 def test_pace_credits_phrase_final_lengthening(
         pace_clips: dict[tuple[str, int], Audio]) -> None:
     """Pace = (script phones + 3 for the first phrase + 2 for each further one) / articulation
@@ -345,6 +347,7 @@ def test_pauses_do_not_slow_the_pace() -> None:
     assert slowed.label == plain.label == "moderate"
 
 
+@pytest.mark.slow
 def test_pace_rates_increase_with_wpm(pace_clips: dict[tuple[str, int], Audio]) -> None:
     s = CORPUS_EVERYDAY[3]
     v = [PaceProbe().measure(pace_clips[(s, r)], make_item(text=s))["pace"].value
@@ -353,6 +356,7 @@ def test_pace_rates_increase_with_wpm(pace_clips: dict[tuple[str, int], Audio]) 
     assert float(v[0]) < float(v[1]) < float(v[2])
 
 
+@pytest.mark.slow
 def test_loudness_buckets_on_espeak(
         loudness_clips: dict[tuple[str, str, int, int], Audio]) -> None:
     expected = {50: "quiet", 100: "normal", 180: "loud"}
@@ -566,6 +570,7 @@ def _measure_in_child(wav: bytes) -> dict[str, dict[str, object]]:
     return {k: v.to_dict() for k, v in default_probes().measure(audio, make_item()).items()}
 
 
+@pytest.mark.slow
 def test_repeated_runs_are_bit_identical(pitch_clips: dict[tuple[str, int], Audio]) -> None:
     clip = pitch_clips[("female", 50)]
     first = {k: v.to_dict() for k, v in default_probes().measure(clip, make_item()).items()}
@@ -605,6 +610,7 @@ def test_analysis_is_shared_and_kept_with_the_clip(
 # ------------------------------------------------------------------- DNSMOS
 
 
+@pytest.mark.slow
 def test_dnsmos_diagnostic(pitch_clips: dict[tuple[str, int], Audio],
                            rng: np.random.Generator) -> None:
     clip = pitch_clips[("male", 50)]
@@ -618,6 +624,7 @@ def test_dnsmos_diagnostic(pitch_clips: dict[tuple[str, int], Audio],
     assert default_probes(quality=True).diagnose(clip) == a  # repeated: bit-identical
 
 
+@pytest.mark.slow
 def test_dnsmos_matches_the_speechmos_reference(rng: np.random.Generator) -> None:
     # speechmos's own wrapper needs librosa (the dev extra); ours runs the same ONNX model
     # without it. A 9.5 s clip makes one window, so this stays quick.

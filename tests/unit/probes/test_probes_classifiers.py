@@ -333,6 +333,7 @@ def test_child_maps_to_the_more_probable_adult_class(age_probe: AgeGenderProbe) 
     assert res["gender"].label == "male" and res["gender"].d == 0.0
 
 
+@pytest.mark.slow
 def test_age_gender_batch_equals_one_by_one(age_probe: AgeGenderProbe) -> None:
     clips = [clip(1.5, seed=1), clip(0.6, f0=210, seed=2), clip(1.1, f0=110, seed=3)]
     items = [item(i) for i in range(3)]
@@ -344,6 +345,7 @@ def test_age_gender_batch_equals_one_by_one(age_probe: AgeGenderProbe) -> None:
             assert b["gender"].detail["probabilities"][k] == pytest.approx(v, abs=2e-6)
 
 
+@pytest.mark.slow
 def test_age_gender_short_and_resampled_input(age_probe: AgeGenderProbe) -> None:
     for a in (clip(0.3), clip(1.0, sr=8000), clip(1.0, sr=44_100)):
         res = age_probe.measure(a, item())
@@ -384,6 +386,7 @@ def test_emotion_mapping_from_the_output(emotion_probe: EmotionProbe) -> None:
     assert (e.label, e.d) == ("fearful", 0.0)
 
 
+@pytest.mark.slow
 def test_emotion_batch_equals_one_by_one(emotion_probe: EmotionProbe) -> None:
     clips = [clip(0.9, seed=4), clip(1.6, seed=5), clip(0.4, seed=6)]
     batched = emotion_probe.measure_batch(clips, [item(i) for i in range(3)])
@@ -476,6 +479,7 @@ def test_accent_label_mapping(accent_probe: AccentProbe, model_label: str, ours:
         assert a.d == (1.0 if ours == requested else 0.0)
 
 
+@pytest.mark.slow
 def test_accent_batches_only_equal_lengths(accent_probe: AccentProbe) -> None:
     twin_a, twin_b, short = clip(1.0, seed=7), clip(1.0, f0=180, seed=8), clip(0.7, seed=9)
     batched = accent_probe.measure_batch([twin_a, short, twin_b], [item(i) for i in range(3)])
@@ -541,6 +545,7 @@ def test_with_classifiers_extends_the_acoustic_set(
 
 # ------------------------------------------------------------------------------ parity
 
+@pytest.mark.slow
 def test_ecapa_matches_speechbrain_source(monkeypatch: pytest.MonkeyPatch) -> None:
     """Exact parity with speechbrain's own modules, when a speechbrain source tree is given.
 

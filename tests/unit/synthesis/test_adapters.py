@@ -65,6 +65,7 @@ def test_command_adapter_passes_arguments_verbatim_without_shell(tts_script: Pat
     assert system_id(adapter).startswith("cmd:")
 
 
+@pytest.mark.slow
 def test_command_adapter_errors(tts_script: Path) -> None:
     adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}",
                              timeout=2)

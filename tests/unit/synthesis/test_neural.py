@@ -163,6 +163,7 @@ def test_same_bytes_every_call(follow: HibariSystem) -> None:
     assert HibariSystem("hibari-follow", seed=5)(TEXT, inst) != a  # the seed is used
 
 
+@pytest.mark.slow
 def test_same_bytes_in_another_process(follow: HibariSystem) -> None:
     inst = "An elderly British woman speaks slowly with a high-pitched voice."
     here = hashlib.sha256(follow(TEXT, inst)).hexdigest()

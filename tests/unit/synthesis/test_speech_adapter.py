@@ -141,6 +141,7 @@ def test_any_audio_format_is_returned_as_sent(fmt: str, subtype: str, ctype: str
     assert srv.calls[0].body["response_format"] == "wav"
 
 
+@pytest.mark.slow
 def test_concurrent_calls_share_one_adapter() -> None:
     def respond(call: Call) -> Reply:
         if call.index % 3 == 0:
@@ -157,6 +158,7 @@ def test_concurrent_calls_share_one_adapter() -> None:
     assert srv.max_in_flight > 1
 
 
+@pytest.mark.slow
 def test_a_trickling_server_is_cut_at_the_deadline() -> None:
     # 400 bytes at one every 50 ms would take 20 s with a per-read timer.
     def respond(call: Call) -> Reply:

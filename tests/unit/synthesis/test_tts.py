@@ -96,6 +96,7 @@ def test_loader_version_is_the_pinned_one() -> None:
     assert expected == tts.ENGINE_VERSION
 
 
+@pytest.mark.slow
 def test_reference_renderings_match_their_pins() -> None:
     wavs = tts.render_many([(t, s) for t, s, _ in PINS], workers=2)
     assert [sha(w) for w in wavs] == [p for _, _, p in PINS]
@@ -103,6 +104,7 @@ def test_reference_renderings_match_their_pins() -> None:
     assert a.sample_rate == 22_050 and a.format == "WAV/PCM_16" and a.channels == 1
 
 
+@pytest.mark.slow
 def test_identical_in_another_python_process() -> None:
     code = (
         "import hashlib; from vocencebench import tts;"
@@ -115,6 +117,7 @@ def test_identical_in_another_python_process() -> None:
     assert sha(tts.synthesize(TEXT, EspeakSettings(voice="en+f3"))) == PINS[1][2]
 
 
+@pytest.mark.slow
 def test_seed_is_applied_to_breath_noise() -> None:
     a, b, c, d = tts.render_many(
         [(TEXT, EspeakSettings(voice="en+f3", seed=s)) for s in (1, 1, 2)]
@@ -150,6 +153,7 @@ def as_pcm16(wav: bytes) -> bytes:
     return bytes(np.rint(pcm(wav) * 32768).astype(np.int16).tobytes())
 
 
+@pytest.mark.slow
 def test_hidden_state_does_not_leak_between_clips() -> None:
     other = "Please restart the router and wait thirty seconds."
     a1, b, a2 = tts.render_many([(TEXT, NEUTRAL), (other, NEUTRAL), (TEXT, NEUTRAL)],
@@ -170,6 +174,7 @@ def test_in_process_reuse_is_not_repeatable() -> None:
     assert first == as_pcm16(tts.synthesize(TEXT, NEUTRAL))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("voice", [*tts.VOICES, "en+f3", "en-us+f5", "en+m7", "en-029+klatt"])
 def test_template_fork_equals_a_freshly_loaded_library(voice: str) -> None:
     """Clip processes are forked from an initialised template (en-us selected) rather than
@@ -242,6 +247,7 @@ def test_settings_out_of_range(kwargs: dict[str, object], pattern: str) -> None:
         EspeakSettings(**kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_every_listed_voice_and_variant_is_real() -> None:
     """Each listed base loads (the library says OK) and each variant changes the sound, so
     none of them is silently dropped."""
@@ -267,6 +273,7 @@ def test_control_characters_do_not_cut_the_text() -> None:
     assert tts.synthesize("Hello\x00 world.") == tts.synthesize("Hello  world.")
 
 
+@pytest.mark.slow
 def test_batch_errors_name_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SynthesisError, match="nothing to say"):
         tts.render_many([(TEXT, NEUTRAL), ("", NEUTRAL)], workers=2)
@@ -450,6 +457,7 @@ def renders() -> dict[str, bytes]:
     return dict(zip(keys, wavs, strict=True))
 
 
+@pytest.mark.slow
 def test_pace_moves_duration(renders: dict[str, bytes]) -> None:
     slow, mod, fast = (seconds(renders[k]) for k in ("slow", "moderate", "fast"))
     # 110 / 165 / 260 wpm; duration scales ~ 1 / wpm (plus a fixed end pause)
@@ -458,6 +466,7 @@ def test_pace_moves_duration(renders: dict[str, bytes]) -> None:
     assert mod / fast == pytest.approx(260 / 165, rel=0.06)
 
 
+@pytest.mark.slow
 def test_pitch_moves_f0(renders: dict[str, bytes]) -> None:
     lo, mid, hi = (median_f0(renders[k]) for k in ("low", "medium", "high"))
     # aimed at 82 / 110 / 147 Hz (male adult reference 110 Hz, -5 / 0 / +5 semitones)
@@ -470,12 +479,14 @@ def test_pitch_moves_f0(renders: dict[str, bytes]) -> None:
     assert semitones(200, f_hi) == pytest.approx(5, abs=1)
 
 
+@pytest.mark.slow
 def test_gender_moves_f0(renders: dict[str, bytes]) -> None:
     male, female = median_f0(renders["male"]), median_f0(renders["female"])
     assert semitones(110, male) == pytest.approx(0, abs=1)
     assert semitones(200, female) == pytest.approx(0, abs=1)
 
 
+@pytest.mark.slow
 def test_loudness_moves_lufs(renders: dict[str, bytes]) -> None:
     quiet, normal, loud = (lufs(renders[k]) for k in ("quiet", "normal", "loud"))
     # measured: -27.0, -20.7, -15.8 LUFS (amplitudes 50, 99, 180)
@@ -487,6 +498,7 @@ def test_loudness_moves_lufs(renders: dict[str, bytes]) -> None:
         assert lufs(renders[k]) == pytest.approx(-21.0, abs=1.5), k
 
 
+@pytest.mark.slow
 def test_amplitude_is_a_gain_up_to_100_and_limited_above() -> None:
     amps = (50, 100, 150, 200)
     xs = [pcm(w) for w in tts.render_many([(LONG, EspeakSettings(volume=v)) for v in amps],
@@ -511,6 +523,7 @@ def test_amplitude_is_a_gain_up_to_100_and_limited_above() -> None:
     assert rms_db(x100) < rms_db(x150) < rms_db(x200)
 
 
+@pytest.mark.slow
 def test_age_moves_pitch_and_rate(renders: dict[str, bytes]) -> None:
     child, adult, old = (renders[k] for k in ("child", "adult", "elderly"))
     assert semitones(250, median_f0(child)) == pytest.approx(0, abs=1)
@@ -518,6 +531,7 @@ def test_age_moves_pitch_and_rate(renders: dict[str, bytes]) -> None:
     assert seconds(child) < seconds(adult) < seconds(old)  # no pace requested: age sets it
 
 
+@pytest.mark.slow
 def test_follow_lands_in_the_probes_buckets() -> None:
     """The built-in system is the probes' ground truth: every request it can realise must
     come out in the requested bucket of the acoustic probes."""
@@ -552,6 +566,7 @@ def test_follow_lands_in_the_probes_buckets() -> None:
 
 # ---------------------------------------------------------------- espeak-follow end to end
 
+@pytest.mark.slow
 def test_follow_reads_the_instruction() -> None:
     try:
         from vocencebench.instruction import parse_instruction
