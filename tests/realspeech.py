@@ -1,5 +1,6 @@
 """The real-speech validation set (tests/data/real_speech) and the manipulations of the
-invariance suite, shared by tests/test_invariance.py and benchmarks/real_speech/measure.py.
+invariance suite, shared by tests/unit/probes/test_invariance.py and
+benchmarks/real_speech/measure.py.
 
 Levels "re speech" are relative to :func:`speech_rms`: the RMS over the 20 ms frames within
 30 dB of the clip's loudest frame (a simple active-speech level, after the idea of ITU-T P.56).

@@ -403,7 +403,8 @@ def test_a_trickling_judge_is_cut_at_the_deadline() -> None:
     assert len(srv.calls) == 1 + attempts
     # Never before the deadline (it cannot fire early; load only makes it later), at most 1 s
     # after it per attempt: t0 also covers building the prompt and encoding both clips, which
-    # a loaded 2-core machine stretches (see LATE_S in tests/test_http.py for measurements).
+    # a loaded 2-core machine stretches (see LATE_S in tests/unit/foundations/test_http.py for
+    # measurements).
     assert attempts * timeout_s - 0.01 <= elapsed <= attempts * (timeout_s + 1.0), elapsed
 
 

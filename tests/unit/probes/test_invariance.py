@@ -1,8 +1,8 @@
 """Real speech under manipulations that must not move a label, and ones that must move one
 in a known direction (every fifth clip of the set; the full table is
 benchmarks/real_speech/measure.py, the pace/pitch/gender targets on all 110 clips are
-tests/test_realspeech_targets.py), plus the speech check: no speech → UNMEASURABLE (d = 0) on
-every trait, and stereo loudness (BS.1770 channel sum) on a decoded two-channel WAV."""
+tests/acceptance/test_realspeech_targets.py), plus the speech check: no speech → UNMEASURABLE
+(d = 0) on every trait, and stereo loudness (BS.1770 channel sum) on a decoded two-channel WAV."""
 
 from __future__ import annotations
 

@@ -180,7 +180,8 @@ def test_a_trickling_server_is_cut_at_the_deadline() -> None:
     assert len(srv.calls) == 1 + attempts
     # Never before the deadline (it cannot fire early; load only makes it later), at most 1 s
     # after it per attempt: each attempt pays its own connect and unwinding, which a loaded
-    # 2-core machine stretches (see LATE_S in tests/test_http.py for the measurements).
+    # 2-core machine stretches (see LATE_S in tests/unit/foundations/test_http.py for the
+    # measurements).
     assert attempts * timeout - 0.01 <= elapsed <= attempts * (timeout + 1.0), elapsed
 
 
