@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   build .venv, install, run the offline eSpeak duel over the corpus
 #   make test   build .venv, install with the test extras, run the whole test suite
+# and, for the developer loop, make test-fast: the same suite without the tests marked slow.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -11,7 +12,7 @@ export TRANSFORMERS_OFFLINE := 1
 DEMO_EXTRAS := probes
 TEST_EXTRAS := probes,classifiers,whisper,dask,neural,dev
 
-.PHONY: demo test lint bench venv clean
+.PHONY: demo test test-fast lint bench venv clean
 
 # Reference source trees for the parity tests (tests/reference-sources.txt): wheels pinned by
 # hash, downloaded without dependencies and unpacked, never installed into the venv.
@@ -43,8 +44,14 @@ venv: $(VENV)/.stamp-test
 demo: $(VENV)/.stamp-demo
 	$(VENV)/bin/vocencebench demo
 
+PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
+
 test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
-	VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
+	$(PYTEST)
+
+# Everything but @pytest.mark.slow (end-to-end runs, real-speech sets, subprocess kills).
+test-fast: $(VENV)/.stamp-test $(VENV)/.stamp-reference
+	$(PYTEST) -m "not slow"
 
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -1,5 +1,6 @@
 """The real-speech validation set (tests/data/real_speech) and the manipulations of the
-invariance suite, shared by tests/test_invariance.py and benchmarks/real_speech/measure.py.
+invariance suite, shared by tests/unit/probes/test_invariance.py and
+benchmarks/real_speech/measure.py.
 
 Levels "re speech" are relative to :func:`speech_rms`: the RMS over the 20 ms frames within
 30 dB of the clip's loudest frame (a simple active-speech level, after the idea of ITU-T P.56).
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from seeding import make_rng
 from vocencebench.audio import Audio, load_audio
 
 DATA = Path(__file__).resolve().parent / "data" / "real_speech"
@@ -100,7 +102,7 @@ def speech_rms(x: npt.ArrayLike, rate: int) -> float:
 
 
 def _rng(seed: int, tag: str) -> np.random.Generator:
-    return np.random.default_rng([seed, sum(map(ord, tag))])
+    return make_rng([seed, sum(map(ord, tag))])
 
 
 def pink(n: int, rng: np.random.Generator) -> FloatArray:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from seeding import make_rng
 from vocencebench.constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from vocencebench.decide import desirability
 from vocencebench.pair import ClipAnalysis, PairResult, combine, covered_dimensions
@@ -128,7 +129,7 @@ def make_head2head(
     ``skill_a`` / ``skill_b`` are each system's chance (0–1) of realising a trait exactly;
     on the items at ``incomplete_items`` (positions) the judge fails on tone (HTTP 503).
     """
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     items = make_items(n, rng)
     la, lb = labels
     judged_a, judged_b = 0.6 + 2 * skill_a, 0.6 + 2 * skill_b  # rubric means, 0–3

@@ -7,12 +7,13 @@ Run:  PYTHONPATH=src python benchmarks/real_speech/espeak_pace_table.py [--rates
 
 Scripts: every "everyday" script of the shipped corpus (372), split at 10 syllables (the
 probe's ``short_script`` flag), and the 20 hand-written sentences of
-tests/test_probes_acoustic.py (``EVERYDAY``: plain declaratives and a few questions, dense,
-few pauses). Voice: eSpeak NG ``en-us`` at its own pitch (``EspeakSettings(rate=...)``, as the
-calibration test renders). It sits beside the real-speech scripts because the voice activity
-that real speech forced on the pace probe (``pace-phones@2``/``@3``) is what moved these
-figures from the ones first published for ``pace-phones@1``. For the rates that the eSpeak
-systems use (``tts.WPM_BY_PACE``) over all 496 scripts, see benchmarks/calibrate_pace_wpm.py.
+tests/unit/probes/test_probes_acoustic.py (``EVERYDAY``: plain declaratives and a few
+questions, dense, few pauses). Voice: eSpeak NG ``en-us`` at its own pitch
+(``EspeakSettings(rate=...)``, as the calibration test renders). It sits beside the
+real-speech scripts because the voice activity that real speech forced on the pace probe
+(``pace-phones@2``/``@3``) is what moved these figures from the ones first published for
+``pace-phones@1``. For the rates that the eSpeak systems use (``tts.WPM_BY_PACE``) over all
+496 scripts, see benchmarks/calibrate_pace_wpm.py.
 """
 
 from __future__ import annotations

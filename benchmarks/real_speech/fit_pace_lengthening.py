@@ -13,9 +13,10 @@ Run:  PYTHONPATH=src python benchmarks/real_speech/fit_pace_lengthening.py  (abo
    at one setting; lower means the rate depends less on the script) over a grid of (a, b).
 4. For each (a, b) of the grid and edges within ±0.1 phones/s of the geometric midpoints of
    eSpeak's medians, prints the combinations that keep the real-speech bounds of
-   tests/test_realspeech_targets.py and tests/test_invariance.py (1 s silence or room tone at
-   both ends moves no clip; white noise at 20 dB SNR moves at most 4 of 110 and at most 1 of
-   the 22-clip subset), with their eSpeak, espeak-follow and hibari-follow bucket accuracy.
+   tests/acceptance/test_realspeech_targets.py and tests/unit/probes/test_invariance.py
+   (1 s silence or room tone at both ends moves no clip; white noise at 20 dB SNR moves at
+   most 4 of 110 and at most 1 of the 22-clip subset), with their eSpeak, espeak-follow and
+   hibari-follow bucket accuracy.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The reference speaking rate of every clip of the real-speech set, written to
 tests/data/real_speech/pace_reference.json (the pace target of docs/probes.md is measured
-against it, by tests/test_realspeech_targets.py and measure.py).
+against it, by tests/acceptance/test_realspeech_targets.py and measure.py).
 
 Run:  PYTHONPATH=src python benchmarks/real_speech/pace_reference.py
 

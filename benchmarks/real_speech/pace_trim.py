@@ -5,7 +5,8 @@ wpm), measured as rendered and cut to their first and last non-zero sample.
 Run:  PYTHONPATH=src python benchmarks/real_speech/pace_trim.py   (about 1 min)
 
 A system that trims its output tightly should read the pace it reads with silence around it;
-padding is the opposite manipulation (tests/test_realspeech_targets.py, test_invariance.py).
+padding is the opposite manipulation (tests/acceptance/test_realspeech_targets.py,
+test_invariance.py).
 Prints, per rate, the median and largest relative change of the pace value (trimmed / as
 rendered − 1) and how many labels changed.
 """

@@ -1,6 +1,6 @@
 """The reference F0 of every clip of the real-speech set, written to
 tests/data/real_speech/pitch_reference.json (the pitch target of docs/probes.md is measured
-against it, by tests/test_realspeech_targets.py and measure.py).
+against it, by tests/acceptance/test_realspeech_targets.py and measure.py).
 
 Run:  PYTHONPATH=src python benchmarks/real_speech/pitch_reference.py [--pool DIR]
 

@@ -1,0 +1,225 @@
+from __future__ import annotations
+
+import io
+import json
+import sys
+import threading
+import wave
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from vocencebench.adapters import (
+    CommandAdapter,
+    DirectoryAdapter,
+    OpenAISpeechAdapter,
+    synthesize_item,
+    system_id,
+)
+from vocencebench.errors import ConfigError, ServiceError, SynthesisError
+from vocencebench.schema import Item
+from vocencebench.specs import build_system
+
+ITEM = Item("vb-00001", "a calm voice", "Hello there.", {}, 0)
+
+
+def _wav(seconds: float = 0.5, rate: int = 16000) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"\x10\x00\xf0\xff" * int(seconds * rate / 2))
+    return buf.getvalue()
+
+
+# A tiny "TTS" program: writes a WAV to argv[3] and echoes its text/instruction arguments.
+_SCRIPT = """
+import sys, wave, json
+text, instruction, out = sys.argv[1], sys.argv[2], sys.argv[3]
+if text == "FAIL":
+    sys.stderr.write("model exploded\\n"); sys.exit(3)
+if text == "SLEEP":
+    import time; time.sleep(30)
+with wave.open(out, "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+    w.writeframes(b"\\x00\\x01" * 8000)
+open(out + ".json", "w").write(json.dumps([text, instruction]))
+"""
+
+
+@pytest.fixture()
+def tts_script(tmp_path: Path) -> Path:
+    p = tmp_path / "fake_tts.py"
+    p.write_text(_SCRIPT)
+    return p
+
+
+def test_command_adapter_passes_arguments_verbatim_without_shell(tts_script: Path) -> None:
+    adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}")
+    nasty = "it's; rm -rf / $(whoami) `id` \"quoted\" {text}"
+    wav = adapter(nasty, "calm & slow | loud")
+    assert wav[:4] == b"RIFF"
+    assert system_id(adapter).startswith("cmd:")
+
+
+@pytest.mark.slow
+def test_command_adapter_errors(tts_script: Path) -> None:
+    adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}",
+                             timeout=2)
+    with pytest.raises(SynthesisError, match=r"exited 3.*model exploded"):
+        adapter("FAIL", "x")
+    with pytest.raises(SynthesisError, match="timed out after 2 s"):
+        adapter("SLEEP", "x")
+    with pytest.raises(SynthesisError, match="command not found"):
+        CommandAdapter("/nonexistent/tts {out}")("a", "b")
+    with pytest.raises(ConfigError, match="must contain"):
+        CommandAdapter("tts {text}")
+
+
+def test_directory_adapter_refuses_traversal(tmp_path: Path) -> None:
+    (tmp_path / "clips").mkdir()
+    (tmp_path / "clips" / "vb-00001.wav").write_bytes(_wav())
+    (tmp_path / "secret.wav").write_bytes(b"secret")
+    d = DirectoryAdapter(tmp_path / "clips")
+    assert synthesize_item(d, ITEM)[:4] == b"RIFF"
+    for bad in ("../secret", "..", "/etc/passwd", "a/../../secret", "sub/x", ""):
+        with pytest.raises(SynthesisError, match="refusing item id"):
+            d.path_for(bad)
+    with pytest.raises(SynthesisError, match="no clip for vb-00002"):
+        d.synthesize_item(Item("vb-00002", "i", "t", {}, 0))
+    with pytest.raises(ConfigError, match="does not exist"):
+        DirectoryAdapter(tmp_path / "missing")
+
+
+def test_failing_system_raises_synthesis_error_naming_item() -> None:
+    def broken(text: str, instruction: str) -> bytes:
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(SynthesisError, match="vb-00001: RuntimeError: CUDA out of memory"):
+        synthesize_item(broken, ITEM)
+
+    def empty(text: str, instruction: str) -> bytes:
+        return b""
+
+    with pytest.raises(SynthesisError, match="instead of WAV bytes"):
+        synthesize_item(empty, ITEM)
+
+
+class _SpeechHandler(BaseHTTPRequestHandler):
+    requests: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "body": body,
+                                    "auth": self.headers.get("Authorization")})
+        if body["input"] == "ERR":
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"boom")
+            return
+        data = _wav()
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/wav")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_openai_speech_adapter_against_local_server() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SpeechHandler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        ad = OpenAISpeechAdapter(url, "gpt-4o-mini-tts", "alloy", api_key="sk-secret-123",
+                                 max_retries=1, sleep=lambda s: None)
+        wav = ad("Hello there.", "a calm elderly voice")
+        assert wav[:4] == b"RIFF"
+        req = _SpeechHandler.requests[-1]
+        assert req["path"] == "/v1/audio/speech"
+        assert req["body"] == {"model": "gpt-4o-mini-tts", "voice": "alloy",
+                               "input": "Hello there.", "instructions": "a calm elderly voice",
+                               "response_format": "wav"}
+        assert req["auth"] == "Bearer sk-secret-123"
+        assert "sk-secret" not in repr(ad) and "sk-secret" not in ad.system_id
+        # a server error after the retries is infrastructure, not the system's failure
+        with pytest.raises(ServiceError, match="HTTP 500 after 2 attempts") as err:
+            ad("ERR", "x")
+        assert err.value.blame == "instrument" and not err.value.fatal
+        assert err.value.calls == 2 and err.value.status == 500
+        ad.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_build_system_errors() -> None:
+    with pytest.raises(ConfigError, match="openai-speech:URL#MODEL#VOICE"):
+        build_system("openai-speech:http://x#m")
+    with pytest.raises(ConfigError, match="unknown system 'nope'"):
+        build_system("nope")
+    assert isinstance(build_system("cmd:tts {text} {out}"), CommandAdapter)
+
+
+class _FakeQwenModel:
+    """Stands in for qwen_tts.Qwen3TTSModel: records batches, fails one on request."""
+
+    batches: ClassVar[list[list[str]]] = []
+    loaded: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+
+    @classmethod
+    def from_pretrained(cls, path: str, **kw: Any) -> _FakeQwenModel:
+        cls.loaded.append((path, kw))
+        return cls()
+
+    def generate_voice_design(self, *, text: list[str], language: list[str],
+                              instruct: list[str]) -> tuple[list[Any], int]:
+        import numpy as np
+
+        type(self).batches.append(list(text))
+        assert language == ["English"] * len(text) and len(instruct) == len(text)
+        if "BOOM" in text:
+            raise RuntimeError("CUDA error: device-side assert")
+        return [np.full(12000 * (k + 1), 0.1, dtype=np.float32) for k in range(len(text))], 24000
+
+
+def test_qwen3_adapter_batches_and_isolates_a_failing_batch(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    import types
+
+    pytest.importorskip("torch")
+    from vocencebench.adapters import Qwen3TTSAdapter
+    from vocencebench.audio import load_audio
+
+    fake = types.ModuleType("qwen_tts")
+    fake.Qwen3TTSModel = _FakeQwenModel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "qwen_tts", fake)
+    ad = Qwen3TTSAdapter("/ckpt/voice-design", device="cpu", batch_size=2)
+    assert ad.system_id == "qwen3:/ckpt/voice-design" and _FakeQwenModel.loaded == []  # lazy
+    reqs = [("one", "i1"), ("two", "i2"), ("BOOM", "i3"), ("four", "i4"), ("five", "i5")]
+    out = ad.synthesize_many(reqs)
+    assert _FakeQwenModel.batches == [["one", "two"], ["BOOM", "four"], ["five"]]
+    assert isinstance(out[2], SynthesisError) and isinstance(out[3], SynthesisError)
+    assert "device-side assert" in str(out[2])
+    good = [load_audio(o) for o in out if isinstance(o, bytes)]
+    assert [a.sample_rate for a in good] == [24000] * 3
+    assert [round(a.duration, 2) for a in good] == [0.5, 1.0, 0.5]
+    assert len(_FakeQwenModel.loaded) == 1 and _FakeQwenModel.loaded[0][1]["device_map"] == "cpu"
+
+
+def test_model_adapters_name_their_extra_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vocencebench.adapters import ParlerTTSAdapter, Qwen3TTSAdapter
+    from vocencebench.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "qwen_tts", None)
+    monkeypatch.setitem(sys.modules, "parler_tts", None)
+    with pytest.raises(MissingDependencyError, match=r"vocencebench\[qwen3\]"):
+        Qwen3TTSAdapter("/x")("a", "b")
+    with pytest.raises(MissingDependencyError, match=r"vocencebench\[parler\]"):
+        ParlerTTSAdapter("/x")("a", "b")

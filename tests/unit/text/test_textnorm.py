@@ -1,0 +1,228 @@
+"""WER text normalisation: equivalent spellings score 0, different content still counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo_paths import DOCS
+from vocencebench.errors import ConfigError
+from vocencebench.textnorm import POST_RULES, PRE_RULES, normalize, wer, word_errors
+
+# (reference as written in a script, what an ASR engine may write for the same speech)
+EQUIVALENT: list[tuple[str, str]] = [
+    # currency
+    ("$3.50", "three dollars fifty"),
+    ("$3.50", "3.50 dollars"),
+    ("$3.50", "three dollars and fifty cents"),
+    ("It costs $3.50.", "it costs three dollars fifty"),
+    ("The ticket is $12.", "The ticket is twelve dollars."),
+    (
+        "The fee is $1,250.99 in total.",
+        "the fee is one thousand two hundred fifty dollars and ninety nine cents in total",
+    ),
+    ("A refund of $0.75 was issued.", "a refund of seventy five cents was issued"),
+    ("That will be $3.00, please.", "That will be three dollars, please."),
+    ("Send £20 by Friday.", "Send twenty pounds by Friday."),
+    ("Tickets cost €45 each.", "tickets cost forty five euros each"),
+    ("The budget rose to $2.5 million.", "the budget rose to two point five million dollars"),
+    ("She paid $7.25 for lunch.", "She paid seven dollars and twenty-five cents for lunch."),
+    # dates
+    ("12 March 2024", "March twelfth twenty twenty-four"),
+    ("12 March 2024", "March 12, 2024"),
+    ("on 12 March 2024", "on the twelfth of March, 2024"),
+    ("The meeting is on March 3rd.", "The meeting is on March third."),
+    ("Born on 4 July 1976.", "born on the fourth of july nineteen seventy six"),
+    ("Due Jan. 5, 2025.", "Due January fifth, 2025."),
+    ("The deadline is 2024-03-12.", "The deadline is March 12th, 2024."),
+    ("It opened on 1 May 2020.", "It opened on May first, two thousand twenty."),
+    ("Return by Sept. 30.", "return by september thirtieth"),
+    ("In 1999 everything changed.", "In nineteen ninety-nine everything changed."),
+    ("The 1990s were loud.", "The nineteen nineties were loud."),
+    ("the 21st century", "the twenty-first century"),
+    ("December 25th", "the 25th of December"),
+    # times
+    ("10:30", "ten thirty"),
+    ("Meet me at 10:30.", "meet me at ten thirty"),
+    ("The train leaves at 7:45 a.m.", "The train leaves at seven forty-five AM."),
+    ("The train leaves at 7:45 a.m.", "the train leaves at 7:45 am"),
+    ("Call before 5:00 p.m.", "call before five o'clock pm"),
+    ("Lunch is at 12:15.", "Lunch is at twelve fifteen."),
+    ("The alarm rang at 6:05.", "The alarm rang at six oh five."),
+    ("Doors open at 9:00.", "Doors open at nine o'clock."),
+    ("It starts at 3 p.m.", "it starts at three pm"),
+    ("It starts at 3 p.m.", "It starts at 3 PM."),
+    ("We close at 11 o'clock.", "we close at eleven oclock"),
+    # percentages
+    ("50%", "fifty percent"),
+    ("Sales rose 12.5% last year.", "Sales rose twelve point five percent last year."),
+    ("About 99% of users agreed.", "about ninety-nine per cent of users agreed"),
+    ("Only 3 % failed.", "only three percent failed"),
+    ("A 100% refund.", "a one hundred percent refund"),
+    # web addresses and e-mail
+    ("www.example.com/help", "w w w dot example dot com slash help"),
+    ("www.example.com/help", "www dot example dot com slash help"),
+    ("www.example.com/help", "www.example.com slash help"),
+    ("Visit example.org for details.", "visit example dot org for details"),
+    (
+        "Go to https://vocence.ai/docs today.",
+        "go to h t t p s colon slash slash vocence dot ai slash docs today",
+    ),
+    ("Write to help@example.com.", "write to help at example dot com"),
+    ("Write to help@example.com.", "Write to help@example.com"),
+    ("Email jane.doe@mail.co.uk now.", "email jane dot doe at mail dot co dot uk now"),
+    ("See docs.python.org/3/library.", "see docs dot python dot org slash three slash library"),
+    ("Open my-site.net today.", "open my dash site dot net today"),
+    # phone numbers and codes
+    ("Call 555-0134.", "call five five five zero one three four"),
+    ("Call 555-0134.", "Call 555 0134."),
+    ("Call 555-0134.", "call five five five oh one three four"),
+    ("Your code is 0042.", "your code is zero zero four two"),
+    ("Flight BA249 is delayed.", "flight b a two four nine is delayed"),
+    ("Flight BA249 is delayed.", "Flight BA 249 is delayed."),
+    ("Gate B12 is closed.", "gate b twelve is closed"),
+    ("Room 4B is on the left.", "room four b is on the left"),
+    ("The FBI arrived.", "the f b i arrived"),
+    ("The FBI arrived.", "The F.B.I. arrived."),
+    ("Open 24/7.", "open twenty four seven"),
+    ("Press 1 2 3.", "press one two three"),
+    ("Order #4471 shipped.", "order number four four seven one shipped"),
+    ("Order No. 4471 shipped.", "Order number 4471 shipped."),
+    # version strings and decimals
+    ("Install version 2.3.1 now.", "install version two point three point one now"),
+    ("Install v2.3.1 now.", "install version two point three point one now"),
+    ("Install version 2.3.1 now.", "install version two dot three dot one now"),
+    ("Pi is about 3.14.", "pi is about three point one four"),
+    ("It weighs 1.5 kg.", "it weighs one point five kilograms"),
+    ("It weighs 1.5 kg.", "It weighs one and a half kilograms."),
+    # units and numbers
+    ("The speed limit is 30 mph.", "the speed limit is thirty miles per hour"),
+    ("Run 5 km daily.", "run five kilometres daily"),
+    ("It was 20°C outside.", "it was twenty degrees celsius outside"),
+    ("The drive holds 512 GB.", "the drive holds five hundred twelve gigabytes"),
+    ("There are 1,000,000 stars.", "there are one million stars"),
+    ("She counted 347 sheep.", "she counted three hundred and forty-seven sheep"),
+    ("Add 3/4 of a cup.", "add three quarters of a cup"),
+    ("Take the 2nd left.", "take the second left"),
+    ("It was her 3rd attempt.", "it was her third attempt"),
+    # abbreviations and titles
+    ("Dr. Smith will see you.", "doctor smith will see you"),
+    ("Mr. and Mrs. Jones left.", "mister and missus jones left"),
+    ("We need fruit, e.g. apples.", "we need fruit, for example apples"),
+    ("Bring tools, etc.", "bring tools et cetera"),
+    ("Red vs. blue.", "red versus blue"),
+    ("Salt & pepper.", "salt and pepper"),
+    ("He lives on Main St.", "he lives on main street"),
+    ("St. Louis is big.", "saint louis is big"),
+    ("It's okay.", "it is ok"),
+    ("I can't go.", "I cannot go."),
+    # spelling and punctuation
+    ("The colour is grey.", "the color is gray"),
+    ("Well-known facts.", "well known facts"),
+    ("Check your e-mail.", "check your email"),
+    ("Hello (again), friend.", "hello again friend"),
+    ("Peter Piper picked a peck of pickled peppers.", "peter piper picked a peck of pickled pepper"
+     "s"),
+    ("She sells seashells by the seashore!", "she sells seashells by the seashore"),
+]
+
+# pairs that must still count as errors: a different number, word, date, address, ...
+DIFFERENT: list[tuple[str, str]] = [
+    ("$3.50", "three dollars fifteen"),
+    ("$3.50", "three euros fifty"),
+    ("The fee is $1,250.99.", "the fee is one thousand two hundred fifty dollars"),
+    ("12 March 2024", "March thirteenth twenty twenty-four"),
+    ("12 March 2024", "12 May 2024"),
+    ("12 March 2024", "12 March 2023"),
+    ("10:30", "ten forty"),
+    ("Meet me at 10:30.", "meet me at eleven thirty"),
+    ("It starts at 3 p.m.", "it starts at three am"),
+    ("50%", "fifteen percent"),
+    ("50%", "fifty"),
+    ("www.example.com/help", "www dot sample dot com slash help"),
+    ("www.example.com/help", "www dot example dot org slash help"),
+    ("Write to help@example.com.", "write to held at example dot com"),
+    ("Call 555-0134.", "call five five five zero one three five"),
+    ("Call 555-0134.", "call five five five one three four"),
+    ("Flight BA249 is delayed.", "flight b a two four eight is delayed"),
+    ("Install version 2.3.1 now.", "install version two point three now"),
+    ("Install version 2.3.1 now.", "install version two point four point one now"),
+    ("Dr. Smith will see you.", "mister smith will see you"),
+    ("It weighs 1.5 kg.", "it weighs one point five pounds"),
+    ("Take the 2nd left.", "take the second right"),
+    ("She counted 347 sheep.", "she counted three hundred forty sheep"),
+    ("Peter Piper picked a peck of pickled peppers.", "peter piper picked a pack of pickled"
+     " peppers"),
+    ("The colour is grey.", "the colour is green"),
+    ("Red vs. blue.", "red and blue"),
+    ("Open 24/7.", "open twenty four six"),
+    ("Add 3/4 of a cup.", "add one quarter of a cup"),
+]
+
+
+def test_tables_are_large_enough() -> None:
+    assert len(EQUIVALENT) >= 80
+    assert len(DIFFERENT) >= 20
+
+
+@pytest.mark.parametrize(("reference", "hypothesis"), EQUIVALENT)
+def test_equivalent_forms_score_zero(reference: str, hypothesis: str) -> None:
+    res = word_errors(reference, hypothesis)
+    assert res.wer == 0.0, (res.reference_norm, res.hypothesis_norm)
+    assert normalize(reference) == normalize(hypothesis)
+
+
+@pytest.mark.parametrize(("reference", "hypothesis"), DIFFERENT)
+def test_different_content_counts(reference: str, hypothesis: str) -> None:
+    res = word_errors(reference, hypothesis)
+    assert res.wer > 0.0, (res.reference_norm, res.hypothesis_norm)
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("It costs $3.50.", "it costs $3.50"),
+        ("12 March 2024", "march 12th 2024"),
+        ("www.example.com/help", "www dot example dot com slash help"),
+        ("Meet me at 10:30.", "meet me at 1030"),
+        ("Call 555-0134.", "call 5550134"),
+        ("Dr. Smith", "doctor smith"),
+        ("Oh my gosh, oh no!", "oh my gosh oh no"),
+        ("Hello (again), friend.", "hello again friend"),
+        ("Hmm.", ""),
+    ],
+)
+def test_canonical_form(text: str, canonical: str) -> None:
+    assert normalize(text) == canonical
+
+
+def test_counts_and_fraction() -> None:
+    res = word_errors("the cat sat on the mat", "the cat sat on a mat today")
+    assert (res.substitutions, res.deletions, res.insertions, res.hits) == (1, 0, 1, 5)
+    assert res.reference_words == 6
+    assert res.wer == pytest.approx(2 / 6)
+    assert wer("the cat sat on the mat", "the cat sat on a mat today") == res.wer
+
+
+def test_empty_hypothesis_is_all_deletions() -> None:
+    res = word_errors("Call 555-0134 at 10:30.", "")
+    assert res.wer == 1.0
+    assert res.deletions == res.reference_words == 4
+
+
+def test_empty_reference_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="no words"):
+        wer("  (hmm) ", "anything")
+
+
+def test_non_string_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="needs a str"):
+        normalize(b"bytes")  # type: ignore[arg-type]
+
+
+def test_rules_are_named_once_and_documented() -> None:
+
+    names = [r.name for r in (*PRE_RULES, *POST_RULES)]
+    assert len(names) == len(set(names))
+    doc = (DOCS / "probes.md").read_text("utf-8")
+    missing = [n for n in names if f"`{n}`" not in doc]
+    assert not missing, f"rules not described in docs/probes.md: {missing}"
