@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from test_probes_acoustic import EVERYDAY
+
 from vocencebench.audio import load_audio
 from vocencebench.corpus import load_benchmark
 from vocencebench.probes.acoustic import PaceProbe

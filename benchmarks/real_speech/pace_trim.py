@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from test_probes_acoustic import CORPUS_EVERYDAY, CORPUS_EVERYDAY_SHORT, from_samples, make_item
+
 from vocencebench.audio import load_audio
 from vocencebench.probes.acoustic import PaceProbe
 from vocencebench.tts import EspeakSettings, render_many

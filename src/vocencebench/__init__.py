@@ -99,7 +99,7 @@ _LAZY: dict[str, str] = {
     "PROMPT_VERSION": "vocencebench.prompts",
 }
 
-# The documented order (docs/api.md); tests/test_api.py checks it name by name.
+# The documented order (docs/api.md); tests/acceptance/test_api.py checks it name by name.
 __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
     # running a duel
     "benchmark", "compare_models", "score_pair", "load_benchmark", "load_run", "Judge",

@@ -172,7 +172,8 @@ def _render_wav(engine: _Engine, text: str, settings: EspeakSettings) -> bytes:
 #
 # Every clip process starts from the same memory image (a just-initialised library), which is
 # what a brand-new process that loads the library would have, minus the cost of loading it:
-# the reference renderings are the same bytes either way (tests/test_tts.py checks both).
+# the reference renderings are the same bytes either way (tests/unit/synthesis/test_tts.py
+# checks both).
 
 #: Seconds one clip may take before its clip process is killed.
 CLIP_TIMEOUT: Final = 120.0
