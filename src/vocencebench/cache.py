@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ._util.closing import Closing
 from .errors import CacheError
 from .schema import dumps_canonical
 
@@ -116,7 +117,7 @@ def _explain(path: Path, doing: str, exc: BaseException) -> str:
             "--no-cache")
 
 
-class Cache:
+class Cache(Closing):
     """A SQLite-backed store of finished units of work (thread-safe within one process).
 
     ``readonly`` opens the file without ever writing (``vocencebench cache check``); a
@@ -343,12 +344,6 @@ class Cache:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
-
-    def __enter__(self) -> Cache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Cache({str(self.path)!r})"

@@ -3,7 +3,8 @@
 Positions are in SVG user units (pixels); the values charted are composites and
 desirabilities on [0, 1] and their differences (δ = S(b) − S(a), on [−1, 1]).
 :func:`svg_open` and :func:`unit_grid` are shared by every chart; :func:`dimension_bars_svg`
-and :func:`bootstrap_svg` are the run report's own.
+and :func:`bootstrap_svg` are the run report's own. :func:`page_css` and :func:`page_head`
+are the page frame both reports' HTML starts with.
 """
 
 from __future__ import annotations
@@ -18,10 +19,33 @@ from .decide import bootstrap_means, lower_confidence_bound
 from .schema import Decision
 
 __all__ = ["COLOUR_A", "COLOUR_B", "bootstrap_svg", "dimension_bars_svg", "nice_ticks",
-           "svg_open", "unit_grid"]
+           "page_css", "page_head", "svg_open", "unit_grid"]
 
 #: Colours of system a and system b in a run's charts and legends.
 COLOUR_A, COLOUR_B = "#2563eb", "#f59e0b"
+
+
+def page_css(max_width_px: int) -> str:
+    """The style rules every report page starts with (body ``max_width_px`` pixels wide at
+    most, headings, the status block); a page appends its own."""
+    return f"""
+body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:{max_width_px}px;color:#1f2937;padding:0 1rem}}
+h1{{font-size:1.6rem}}h2{{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #e5e7eb}}
+.status{{background:#fef3c7;border-left:4px solid #f59e0b;padding:.5rem 1rem;
+font-family:monospace;white-space:pre-wrap}}
+"""
+
+
+def page_head(title: str, css: str) -> str:
+    """A self-contained page up to its ``<h1>``: ``title`` (escaped here) as the page title
+    and heading, ``css`` inline."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>{css}</style></head><body>
+<h1>{html.escape(title)}</h1>
+"""
 
 
 def svg_open(width: float, height: float, label: str) -> str:

@@ -9,18 +9,25 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = [
-    "AGE_TOLERANCE_YEARS",
+#: The names of the decision rule's numbers, which :mod:`vocencebench.decide` serves too
+#: (they were published there before this module held them).
+RULE_NUMBERS: Final = (
     "ALPHA",
     "BOOTSTRAP_N",
     "BOOTSTRAP_SEED",
     "EPSILON",
     "MARGIN_FLOOR",
     "MARGIN_SCALE",
-    "PACKAGE_VERSION",
     "PROJECT_SEED",
-    "RUBRIC_MAX",
     "WER_THRESHOLD",
+)
+
+__all__ = [
+    *RULE_NUMBERS,
+    "AGE_TOLERANCE_YEARS",
+    "PACKAGE_VERSION",
+    "RUBRIC_MAX",
+    "RULE_NUMBERS",
 ]
 
 #: The installed package's version (also ``vocencebench.__version__``); cache rows and

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .charts import COLOUR_A, COLOUR_B, bootstrap_svg, dimension_bars_svg
+from .charts import (
+    COLOUR_A,
+    COLOUR_B,
+    bootstrap_svg,
+    dimension_bars_svg,
+    page_css,
+    page_head,
+)
 from .constants import WER_THRESHOLD
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import INCOMPLETE
@@ -430,12 +437,7 @@ def _failures_markdown(h: Head2Head) -> list[str]:
 
 # ----------------------------------------------------------------------------- HTML
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
-max-width:1100px;color:#1f2937;padding:0 1rem}
-h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #e5e7eb}
-.status{background:#fef3c7;border-left:4px solid #f59e0b;padding:.5rem 1rem;
-font-family:monospace;white-space:pre-wrap}
+_CSS = page_css(1100) + """\
 .decision{font-size:1.3rem;font-weight:700;padding:.8rem 1rem;border-radius:8px;
 background:#ecfdf5;border:1px solid #10b981}
 .decision.tie{background:#f3f4f6;border-color:#9ca3af}
@@ -572,11 +574,7 @@ def render_html(h: Head2Head) -> str:
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>vocencebench: {html.escape(la)} vs {html.escape(lb)}</title>
-<style>{_CSS}</style></head><body>
-<h1>vocencebench: {html.escape(la)} vs {html.escape(lb)}</h1>
+    return page_head(f"vocencebench: {la} vs {lb}", _CSS) + f"""\
 {banner}<div class="status">{html.escape(status)}</div>
 <h2>Decision</h2>
 <div class="decision{kind}">{html.escape(verdict)}</div>

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..charts import svg_open, unit_grid
+from ..charts import page_css, page_head, svg_open, unit_grid
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..outputs import atomic_write
 from ..schema import dumps_canonical
@@ -182,12 +182,7 @@ def render_markdown(lb: Leaderboard) -> str:
 
 # --------------------------------------------------------------------------- HTML
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
-max-width:1150px;color:#1f2937;padding:0 1rem}
-h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #e5e7eb}
-.status{background:#fef3c7;border-left:4px solid #f59e0b;padding:.5rem 1rem;
-font-family:monospace;white-space:pre-wrap}
+_CSS = page_css(1150) + """\
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #e5e7eb;
 padding:.3rem .5rem;font-size:.85rem}th{background:#f9fafb}
 table.matrix td{min-width:9rem;height:3.2rem;text-align:center}
@@ -315,11 +310,7 @@ def render_html(lb: Leaderboard) -> str:
     recompute = "\n".join(lb.recompute_command(p) for p in lb.runs)
     title = f"vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items"
     meta = json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>{html.escape(title)}</title>
-<style>{_CSS}</style></head><body>
-<h1>{html.escape(title)}</h1>
+    return page_head(title, _CSS) + f"""\
 <div class="status">{html.escape(chr(10).join(lb.status()))}</div>
 <h2>Tiers</h2>
 <p>No system is ranked above a system that beats it; systems that beat each other in a cycle

@@ -13,7 +13,7 @@ from .._util.http import HTTPFailure, join_url
 from ..errors import ConfigError
 from ..redact import safe_url
 from ._http_backend import HTTPBackend, b64, token_count
-from ._options import BackendOptions
+from ._options import BackendOptions, OptionView
 from ._types import PRICES, CallUsage, JudgeRequest
 
 __all__ = ["DEFAULT_GEMINI_BASE_URL", "GEMINI_BASE_URL_ENV", "GEMINI_FINAL_FINISH",
@@ -79,20 +79,12 @@ class GeminiBackend(HTTPBackend):
             sleep=sleep, rand=rand, wall_clock=wall_clock,
         )
 
-    @property
-    def schema_field(self) -> str:
-        """Where the answer schema goes in ``generationConfig``."""
-        return self.options.schema_field
-
-    @property
-    def thinking_budget(self) -> int | None:
-        """``thinkingConfig.thinkingBudget`` (tokens), or None."""
-        return self.options.thinking_budget
-
-    @property
-    def thinking_level(self) -> str | None:
-        """``thinkingConfig.thinkingLevel``, or None."""
-        return self.options.thinking_level
+    schema_field = OptionView[str]("schema_field",
+                                   "Where the answer schema goes in ``generationConfig``.")
+    thinking_budget = OptionView[int | None](
+        "thinking_budget", "``thinkingConfig.thinkingBudget`` (tokens), or None.")
+    thinking_level = OptionView[str | None]("thinking_level",
+                                            "``thinkingConfig.thinkingLevel``, or None.")
 
     def _url(self) -> str:
         return join_url(self._base_url, f"/v1beta/models/{self.model}:generateContent")

@@ -21,12 +21,13 @@ from typing import Any
 
 import httpx
 
+from .._util.closing import Closing
 from .._util.http import HttpClient, HTTPFailure, HttpResponse, check_credentials
 from .._util.retry import RateLimiter
 from ..errors import BudgetExceededError, ConfigError, JudgeError, JudgeResponseError
 from ..redact import redact, register_secret, register_url_secrets, safe_url
 from ._metering import Meter, Metered
-from ._options import BackendOptions
+from ._options import BackendOptions, OptionView
 from ._types import (
     PRICES,
     PRICES_AS_OF,
@@ -43,7 +44,7 @@ __all__ = ["HTTPBackend", "b64", "token_count"]
 log = logging.getLogger("vocencebench.judge")
 
 
-class HTTPBackend(Metered, AsyncInThread, abc.ABC):
+class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
     """Shared request path of the HTTP backends: options, the HTTP layer, budget, accounting."""
 
     kind = "http"
@@ -92,20 +93,10 @@ class HTTPBackend(Metered, AsyncInThread, abc.ABC):
         """The server, without credentials."""
         return safe_url(self._base_url)
 
-    @property
-    def timeout_s(self) -> float:
-        """Total deadline of one HTTP attempt (s)."""
-        return self.options.timeout_s
-
-    @property
-    def max_retries(self) -> int:
-        """Extra HTTP attempts after the first."""
-        return self.options.max_retries
-
-    @property
-    def max_output_tokens(self) -> int | None:
-        """The answer's token cap, or None."""
-        return self.options.max_output_tokens
+    timeout_s = OptionView[float]("timeout_s", "Total deadline of one HTTP attempt (s).")
+    max_retries = OptionView[int]("max_retries", "Extra HTTP attempts after the first.")
+    max_output_tokens = OptionView[int | None]("max_output_tokens",
+                                               "The answer's token cap, or None.")
 
     def set_rate_limit(self, requests_per_minute: float | None) -> None:
         """Start at most ``requests_per_minute`` HTTP requests per minute (None: no limit)."""
@@ -135,12 +126,6 @@ class HTTPBackend(Metered, AsyncInThread, abc.ABC):
     def close(self) -> None:
         """Close the HTTP connection pool (a later call opens a new one)."""
         self._http.close()
-
-    def __enter__(self) -> HTTPBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- subclass hooks
     @abc.abstractmethod

@@ -39,6 +39,7 @@ import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from .._util.closing import Closing
 from ..errors import ConfigError, JudgeResponseError
 from ..prompts import (
     PROMPT_VERSION,
@@ -118,7 +119,7 @@ def _async_twin(method: Callable[Concatenate[Judge, P], R]
     return twin
 
 
-class Judge:
+class Judge(Closing):
     """An audio-LLM judge over any :class:`JudgeBackend`.
 
     ``max_invalid_retries``: extra asks after an invalid answer (per single judgement);
@@ -294,12 +295,6 @@ class Judge:
         closer = getattr(self.backend, "close", None)
         if callable(closer):
             closer()
-
-    def __enter__(self) -> Judge:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Judge({self.backend!r}, prompt_version={PROMPT_VERSION!r})"

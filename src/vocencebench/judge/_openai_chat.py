@@ -13,7 +13,7 @@ from .._util.http import HTTPFailure, join_url
 from ..errors import ConfigError
 from ..redact import redact, safe_url
 from ._http_backend import HTTPBackend, b64, token_count
-from ._options import BackendOptions
+from ._options import BackendOptions, OptionView
 from ._types import CallUsage, JudgeRequest, Price
 
 __all__ = ["OPENAI_FINAL_FINISH", "OpenAIChatBackend"]
@@ -65,15 +65,10 @@ class OpenAIChatBackend(HTTPBackend):
             price=price, transport=transport, sleep=sleep, rand=rand, wall_clock=wall_clock,
         )
 
-    @property
-    def send_schema(self) -> bool:
-        """Whether the answer schema is sent as ``response_format``."""
-        return self.options.send_schema
-
-    @property
-    def max_tokens(self) -> int | None:
-        """``max_tokens`` in the request (= ``max_output_tokens``)."""
-        return self.options.max_output_tokens
+    send_schema = OptionView[bool]("send_schema",
+                                   "Whether the answer schema is sent as ``response_format``.")
+    max_tokens = OptionView[int | None](
+        "max_output_tokens", "``max_tokens`` in the request (= ``max_output_tokens``).")
 
     def _url(self) -> str:
         return join_url(self._base_url, "/v1/chat/completions")

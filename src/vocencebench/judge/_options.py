@@ -11,14 +11,16 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from .._util.retry import RetryPolicy
 from ..errors import ConfigError
 from ..redact import safe_url
 from ._types import Price
 
-__all__ = ["BackendOptions"]
+__all__ = ["BackendOptions", "OptionView"]
+
+T = TypeVar("T")
 
 #: The values of Gemini's ``thinkingConfig.thinkingLevel``.
 _THINKING_LEVELS = ("minimal", "low", "medium", "high")
@@ -175,3 +177,25 @@ class BackendOptions:
                 v = safe_url(v)
             out[f.name] = v
         return out
+
+
+class OptionView(property, Generic[T]):
+    """A read-only attribute of a backend that shows the field ``name`` of its ``options``
+    (a :class:`BackendOptions`), documented by ``doc``: a property, written once."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        def get(backend: Any) -> T:
+            value: T = getattr(backend.options, name)
+            return value
+
+        get.__doc__ = doc
+        super().__init__(get)
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None, /) -> OptionView[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None, /) -> T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None, /) -> Any:
+        return super().__get__(obj, owner)

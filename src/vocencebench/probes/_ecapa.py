@@ -387,12 +387,8 @@ def _build_modules(torch: Any) -> dict[str, Any]:
         def forward(self, x: Any) -> Any:
             return self.w(x)
 
-    class BNLast(Module):  # type: ignore[misc]
+    class BNLast(BN1d):
         """speechbrain BatchNorm1d on (batch, time, channels) input."""
-
-        def __init__(self, size: int) -> None:
-            super().__init__()
-            self.norm = nn.BatchNorm1d(size, eps=1e-5, momentum=0.1)
 
         def forward(self, x: Any) -> Any:
             return self.norm(x.transpose(-1, 1)).transpose(1, -1)

@@ -38,7 +38,10 @@ from ..traits import TRAITS, TraitRegistry
 from . import gender_model
 from .dnsmos import DNSMOS_WINDOW_S, DnsmosDiagnostic
 from .syllables import count_syllables
-from .voice import (
+
+# The names of voice.ANALYSIS_API are served under this module's name too (see __all__).
+from .voice import (  # noqa: F401
+    ANALYSIS_API,
     ANALYSIS_RATE,
     MIN_VOICED_FRAMES,
     PAUSE_MIN_S,
@@ -64,8 +67,8 @@ if TYPE_CHECKING:
     from ..audio import Audio
 
 __all__ = [
+    *ANALYSIS_API,
     "AGE_GROUPS",
-    "ANALYSIS_RATE",
     "DNSMOS_WINDOW_S",
     "GENDER_F0_MID_HZ",
     "LOUDNESS_EDGES_LUFS",
@@ -74,27 +77,14 @@ __all__ = [
     "PACE_MIN_SYLLABLES",
     "PACE_PHRASE_PHONES",
     "PACE_UTTERANCE_PHONES",
-    "PAUSE_MIN_S",
-    "PITCH_CEILING_HZ",
     "PITCH_EDGE_SEMITONES",
-    "PITCH_FLOOR_HZ",
-    "PITCH_FLOOR_LOW_HZ",
-    "PITCH_GUARD_HI",
-    "PITCH_GUARD_LO",
-    "PITCH_HIGHPASS_HZ",
-    "PITCH_RATE",
-    "PITCH_STEP_PERIODS",
     "REFERENCE_F0_HZ",
     "DnsmosDiagnostic",
     "GenderHeuristicProbe",
     "LoudnessProbe",
     "PaceProbe",
     "PitchProbe",
-    "SpeechCheck",
-    "VoiceAnalysis",
     "age_group",
-    "analyse",
-    "check_speech",
     "integrated_loudness",
     "lengthening_phones",
     "unmeasurable",
@@ -135,16 +125,6 @@ LOUDNESS_EDGES_LUFS: Final = (-23.0, -17.5)
 #: :mod:`.gender_model` (F0 + a spectral-envelope likelihood ratio, fitted on real speech).
 GENDER_F0_MID_HZ: Final = 165.0
 
-def _requested(item: Item, trait: str, probe: str) -> str:
-    try:
-        return item.traits[trait]
-    except KeyError:
-        raise ProbeError(
-            f"{probe} needs the requested {trait!r} of item {item.id}, which has none; "
-            "corpus items must name every trait (see traits.TRAITS)"
-        ) from None
-
-
 #: Unit of each trait's raw value, for unmeasurable results made without running a probe.
 TRAIT_UNITS: Final[Mapping[str, str]] = {
     "pitch": "Hz", "pace": "phones/s", "loudness": "LUFS", "age": "years",
@@ -159,13 +139,6 @@ def unmeasurable(trait: str, unit: str, probe: str, reason: str,
                        probe=probe, detail={"unmeasurable": reason, **detail})
 
 
-def _unmeasurable(probe: str, trait: str, unit: str, audio: Audio, reason: str,
-                  **detail: Any) -> dict[str, ProbeResult]:
-    log.info("%s: %s unmeasurable on %s: %s", probe, trait, audio.name or audio.sha256[:12],
-             reason)
-    return {trait: unmeasurable(trait, unit, probe, reason, **detail)}
-
-
 @dataclass
 class _AcousticProbe:
     """What the acoustic probes share: ``name@version``, the traits they measure, and the
@@ -175,6 +148,35 @@ class _AcousticProbe:
     version: str
     traits: tuple[str, ...]
     registry: TraitRegistry = field(default=TRAITS, repr=False, compare=False)
+
+    @property
+    def probe_id(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def _requested(self, item: Item, trait: str) -> str:
+        try:
+            return item.traits[trait]
+        except KeyError:
+            raise ProbeError(
+                f"{self.probe_id} needs the requested {trait!r} of item {item.id}, which has "
+                "none; corpus items must name every trait (see traits.TRAITS)"
+            ) from None
+
+    def _unmeasurable(self, trait: str, unit: str, audio: Audio, reason: str,
+                      **detail: Any) -> dict[str, ProbeResult]:
+        log.info("%s: %s unmeasurable on %s: %s", self.probe_id, trait,
+                 audio.name or audio.sha256[:12], reason)
+        return {trait: unmeasurable(trait, unit, self.probe_id, reason, **detail)}
+
+    def _result(self, trait: str, value: float | str, unit: str, label: str, requested: str,
+                detail: dict[str, Any]) -> dict[str, ProbeResult]:
+        """The result for ``trait``: ``label`` scored against the ``requested`` value."""
+        return {trait: ProbeResult(
+            trait=trait, value=value, unit=unit, label=label,
+            d=desirability(trait, label, requested, registry=self.registry),
+            probe=self.probe_id, detail=detail,
+        )}
 
 
 # ----------------------------------------------------------------------------- pitch
@@ -192,35 +194,32 @@ class PitchProbe(_AcousticProbe):
     traits: tuple[str, ...] = ("pitch",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
-        pid = f"{self.name}@{self.version}"
-        gender = _requested(item, "gender", pid)
-        group = age_group(_requested(item, "age", pid))
+        gender = self._requested(item, "gender")
+        group = age_group(self._requested(item, "age"))
         try:
             ref = REFERENCE_F0_HZ[(gender, group)]
         except KeyError:
             raise ProbeError(
-                f"{pid}: no reference F0 for gender {gender!r}; valid: male, female"
+                f"{self.probe_id}: no reference F0 for gender {gender!r}; valid: male, female"
             ) from None
-        wanted = _requested(item, "pitch", pid)
+        wanted = self._requested(item, "pitch")
         low_edge = ref * 2.0 ** (-PITCH_EDGE_SEMITONES / 12.0)
         floor = (PITCH_FLOOR_LOW_HZ if wanted == "low" and low_edge < 1.5 * PITCH_FLOOR_HZ
                  else PITCH_FLOOR_HZ)
         a = analyse(audio, floor_hz=floor)
         if a.median_f0 is None:
-            return _unmeasurable(pid, "pitch", "Hz", audio,
-                                 f"fewer than {MIN_VOICED_FRAMES} voiced frames",
-                                 voiced_fraction=a.voiced_fraction)
+            return self._unmeasurable("pitch", "Hz", audio,
+                                      f"fewer than {MIN_VOICED_FRAMES} voiced frames",
+                                      voiced_fraction=a.voiced_fraction)
         st = 12.0 * math.log2(a.median_f0 / ref)
         label = "low" if st < -PITCH_EDGE_SEMITONES else "high" if st > PITCH_EDGE_SEMITONES \
             else "medium"
-        return {"pitch": ProbeResult(
-            trait="pitch", value=a.median_f0, unit="Hz", label=label,
-            d=desirability("pitch", label, wanted, registry=self.registry),
-            probe=pid,
-            detail={"semitones": st, "reference_hz": ref, "age_group": group,
-                    "voiced_fraction": a.voiced_fraction, "floor_hz": floor,
-                    "octave_outliers": a.octave_outliers},
-        )}
+        return self._result(
+            "pitch", a.median_f0, "Hz", label, wanted,
+            {"semitones": st, "reference_hz": ref, "age_group": group,
+             "voiced_fraction": a.voiced_fraction, "floor_hz": floor,
+             "octave_outliers": a.octave_outliers},
+        )
 
 
 # ----------------------------------------------------------------------------- pace
@@ -280,15 +279,14 @@ class PaceProbe(_AcousticProbe):
     traits: tuple[str, ...] = ("pace",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
-        pid = f"{self.name}@{self.version}"
-        requested = _requested(item, "pace", pid)
+        requested = self._requested(item, "pace")
         syl = count_syllables(item.text)
         if syl.total == 0:
-            raise ProbeError(f"{pid}: the script of item {item.id} has no syllables to count "
-                             f"({item.text!r}); the corpus gate should refuse it")
+            raise ProbeError(f"{self.probe_id}: the script of item {item.id} has no syllables "
+                             f"to count ({item.text!r}); the corpus gate should refuse it")
         a = analyse(audio)
         if a.articulation_time <= 0:
-            return _unmeasurable(pid, "pace", "phones/s", audio, "no speech was found")
+            return self._unmeasurable("pace", "phones/s", audio, "no speech was found")
         lengthening = lengthening_phones(syl.phrases)
         rate = (syl.phones + lengthening) / a.articulation_time
         nuclei = _nuclei(audio, a)
@@ -296,10 +294,9 @@ class PaceProbe(_AcousticProbe):
         disagree = not (1.0 / PACE_DISAGREE_FACTOR <= ratio <= PACE_DISAGREE_FACTOR)
         lo, hi = PACE_EDGES_PPS
         label = "slow" if rate < lo else "fast" if rate > hi else "moderate"
-        return {"pace": ProbeResult(
-            trait="pace", value=rate, unit="phones/s", label=label,
-            d=desirability("pace", label, requested, registry=self.registry), probe=pid,
-            detail={
+        return self._result(
+            "pace", rate, "phones/s", label, requested,
+            {
                 "phones": syl.phones,
                 "phrases": syl.phrases,
                 "lengthening_phones": lengthening,
@@ -318,7 +315,7 @@ class PaceProbe(_AcousticProbe):
                 "text_to_acoustic": ratio if math.isfinite(ratio) else None,
                 "disagreement": disagree,
             },
-        )}
+        )
 
 
 # ----------------------------------------------------------------------------- loudness
@@ -348,8 +345,7 @@ class LoudnessProbe(_AcousticProbe):
     traits: tuple[str, ...] = ("loudness",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
-        pid = f"{self.name}@{self.version}"
-        requested = _requested(item, "loudness", pid)
+        requested = self._requested(item, "loudness")
         x, exact = _channels(audio)
         lufs, short = integrated_loudness(x, audio.sample_rate)
         if lufs is not None and not exact:  # mixed down, channels lost: dual-mono estimate
@@ -361,15 +357,11 @@ class LoudnessProbe(_AcousticProbe):
             "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else None,
         }
         if lufs is None:
-            return _unmeasurable(pid, "loudness", "LUFS", audio,
-                                 "every block is below the -70 LUFS absolute gate", **detail)
+            return self._unmeasurable("loudness", "LUFS", audio,
+                                      "every block is below the -70 LUFS absolute gate", **detail)
         lo, hi = LOUDNESS_EDGES_LUFS
         label = "quiet" if lufs < lo else "loud" if lufs > hi else "normal"
-        return {"loudness": ProbeResult(
-            trait="loudness", value=lufs, unit="LUFS", label=label,
-            d=desirability("loudness", label, requested, registry=self.registry), probe=pid,
-            detail=detail,
-        )}
+        return self._result("loudness", lufs, "LUFS", label, requested, detail)
 
 
 # ----------------------------------------------------------------------------- gender
@@ -387,22 +379,20 @@ class GenderHeuristicProbe(_AcousticProbe):
     traits: tuple[str, ...] = ("gender",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:
-        pid = f"{self.name}@{self.version}"
-        requested = _requested(item, "gender", pid)
+        requested = self._requested(item, "gender")
         a = analyse(audio)
         if a.median_f0 is None:
-            return _unmeasurable(pid, "gender", "", audio,
-                                 f"fewer than {MIN_VOICED_FRAMES} voiced frames")
+            return self._unmeasurable("gender", "", audio,
+                                      f"fewer than {MIN_VOICED_FRAMES} voiced frames")
         x, rate = samples_for_analysis(audio)
         cep, times = gender_model.cepstra(audio, x, rate)
         voiced = cep[a.voiced_mask(times)]
         llr = gender_model.spectral_llr(voiced)
         score = gender_model.log_odds(a.median_f0, llr)
         label = "female" if score > 0 else "male"
-        return {"gender": ProbeResult(
-            trait="gender", value=label, unit="", label=label,
-            d=desirability("gender", label, requested, registry=self.registry), probe=pid,
-            detail={"heuristic": True, "score": score, "f0_hz": a.median_f0,
-                    "spectral_llr": llr, "voiced_frames": int(voiced.shape[0]),
-                    "method": "f0+spectrum" if llr is not None else "f0"},
-        )}
+        return self._result(
+            "gender", label, "", label, requested,
+            {"heuristic": True, "score": score, "f0_hz": a.median_f0,
+             "spectral_llr": llr, "voiced_frames": int(voiced.shape[0]),
+             "method": "f0+spectrum" if llr is not None else "f0"},
+        )

@@ -20,9 +20,10 @@ from .vad import VoiceActivity, voice_activity_of
 if TYPE_CHECKING:
     from ..audio import Audio
 
-__all__ = [
+#: The analysis settings and entry points that :mod:`.acoustic` serves too (users imported
+#: them from there before the voice analysis had a module of its own).
+ANALYSIS_API: Final = (
     "ANALYSIS_RATE",
-    "MIN_VOICED_FRAMES",
     "PAUSE_MIN_S",
     "PITCH_CEILING_HZ",
     "PITCH_FLOOR_HZ",
@@ -32,15 +33,21 @@ __all__ = [
     "PITCH_HIGHPASS_HZ",
     "PITCH_RATE",
     "PITCH_STEP_PERIODS",
+    "SpeechCheck",
+    "VoiceAnalysis",
+    "analyse",
+    "check_speech",
+)
+
+__all__ = [
+    *ANALYSIS_API,
+    "ANALYSIS_API",
+    "MIN_VOICED_FRAMES",
     "SPEECH_MIN_F0_SPREAD_ST",
     "SPEECH_MIN_S",
     "SPEECH_MIN_SHAPE_VAR_DB",
     "SPEECH_MIN_VOICED_S",
     "SPEECH_MIN_VOICED_SHARE",
-    "SpeechCheck",
-    "VoiceAnalysis",
-    "analyse",
-    "check_speech",
     "median",
     "parselmouth",
     "percentile",
