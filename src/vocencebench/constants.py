@@ -26,6 +26,12 @@ __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
     "PACKAGE_VERSION",
+    "ROBUSTNESS_EPSILONS",
+    "ROBUSTNESS_FLIP_TOLERANCE",
+    "ROBUSTNESS_RECOMPUTE_TOLERANCE",
+    "ROBUSTNESS_SEED",
+    "ROBUSTNESS_TAUS",
+    "ROBUSTNESS_WEIGHT_DRAWS",
     "RUBRIC_MAX",
     "RULE_NUMBERS",
 ]
@@ -59,3 +65,23 @@ MARGIN_SCALE: Final = 0.10
 AGE_TOLERANCE_YEARS: Final = 8.0
 #: Judge rubric scores run 0..RUBRIC_MAX (integers); a judged d is score / RUBRIC_MAX.
 RUBRIC_MAX: Final = 3
+
+# ---- verdict robustness (vocencebench.robustness): diagnostics beside the verdict, never it.
+
+#: The ε values the robustness section re-decides with (the floor inside the composite's log;
+#: EPSILON itself is among them, as the check that recomputing from d reproduces the rule).
+ROBUSTNESS_EPSILONS: Final = (0.001, 0.01, 0.05)
+#: The gate thresholds it re-decides with (WER fractions; WER_THRESHOLD is among them).
+ROBUSTNESS_TAUS: Final = (0.10, 0.15, 0.20, 0.30)
+#: Random dimension weightings (Dirichlet(1) draws) whose verdicts give the winner-flip rate.
+ROBUSTNESS_WEIGHT_DRAWS: Final = 1000
+#: Seed of the weight draws (PCG64 raw stream): the project seed plus one, so the weights are
+#: not the raw values that also pick the bootstrap's first resamples (BOOTSTRAP_SEED).
+ROBUSTNESS_SEED: Final = PROJECT_SEED + 1
+#: A verdict is called robust only if at most this share of the random weightings flips it
+#: (a fraction; the same 5 % error rate the one-sided LCB allows, ALPHA).
+ROBUSTNESS_FLIP_TOLERANCE: Final = 0.05
+#: A stored S may differ from composite(d, gate) recomputed on this machine by at most this
+#: much (absolute, on [0, 1]; a libm whose log/exp differ in the last bits) for the variants
+#: recomputed from d to be computed at all; a larger gap means the scores were edited.
+ROBUSTNESS_RECOMPUTE_TOLERANCE: Final = 1e-12

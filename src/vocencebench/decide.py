@@ -39,6 +39,7 @@ from .traits import TRAITS, Trait, TraitRegistry
 __all__ = [
     *RULE_NUMBERS,
     "BootstrapResult",
+    "bootstrap_index_blocks",
     "bootstrap_indices",
     "bootstrap_means",
     "composite",
@@ -96,11 +97,14 @@ def gate(wer: float, *, threshold: float = WER_THRESHOLD) -> int:
     return 1 if wer <= threshold else 0
 
 
-def composite(d: Mapping[str, float] | Sequence[float], g: int | None = 1) -> float:
+def composite(
+    d: Mapping[str, float] | Sequence[float], g: int | None = 1, *, epsilon: float = EPSILON
+) -> float:
     """Non-compensatory composite ``S = g · exp(fsum(ln max(dⱼ, ε)) / k)`` on [0, 1].
 
     Equal weights. ``g`` is the gate (None = gate off, counted as 1). An empty set of
-    dimensions gives ``S = g``.
+    dimensions gives ``S = g``. ``epsilon`` is the rule's ε; another value is what the
+    robustness section's ε variants use (:mod:`vocencebench.robustness`), never a verdict.
     """
     values = list(d.values()) if isinstance(d, Mapping) else list(d)
     for v in values:
@@ -113,7 +117,7 @@ def composite(d: Mapping[str, float] | Sequence[float], g: int | None = 1) -> fl
         return 0.0
     if not values:
         return 1.0
-    s = math.exp(math.fsum(math.log(max(v, EPSILON)) for v in values) / len(values))
+    s = math.exp(math.fsum(math.log(max(v, epsilon)) for v in values) / len(values))
     return min(1.0, s)
 
 
@@ -149,6 +153,14 @@ def _index_blocks(
         raw = np.asarray(bitgen.random_raw(take * n), dtype=np.uint64)
         yield start, _index_block(raw, n).reshape(take, n)
         start += take
+
+
+def bootstrap_index_blocks(
+    n: int, n_boot: int = BOOTSTRAP_N, seed: int = BOOTSTRAP_SEED
+) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+    """The rows of :func:`bootstrap_indices` in consecutive blocks of about 2¹⁸ indices:
+    yields (number of the block's first resample, indices of shape (rows, n))."""
+    return _index_blocks(n, n_boot, seed)
 
 
 def bootstrap_indices(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._report import robustness as robustness_section
 from .charts import (
     COLOUR_A,
     COLOUR_B,
@@ -363,6 +364,7 @@ def render_summary(h: Head2Head) -> str:
                                          else "unknown (no price for this model; pass "
                                               "--judge-price IN,OUT)"))
     lines += ["", f"DECISION: {_verdict_text(h)}", d.reason]
+    lines += ["", *robustness_section.summary_lines(h.robustness)]
     return "\n".join(lines)
 
 
@@ -386,7 +388,8 @@ def render_markdown(h: Head2Head) -> str:
         out.append(f"> not scored in this run: {', '.join(missing)}")
     winner = _md(_verdict_text(h).replace("TIE", "tie"))
     out += ["", f"**Decision: {winner}**", "",
-            _md(d.reason), "", "## Dimensions", "",
+            _md(d.reason), "", *robustness_section.markdown_lines(h.robustness, _md), "",
+            "## Dimensions", "",
             f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
             f"win rate {lb} | n |", "|---|---|---|---|---|---|---|"]
     for r in _dimension_rows(h):
@@ -579,6 +582,7 @@ def render_html(h: Head2Head) -> str:
 <h2>Decision</h2>
 <div class="decision{kind}">{html.escape(verdict)}</div>
 <p class="reason">{html.escape(d.reason)}</p>
+{robustness_section.html_section(h.robustness)}
 <h2>Bootstrap distribution of the mean difference</h2>
 {_bootstrap_html(h)}
 <h2>Per-dimension adherence</h2>

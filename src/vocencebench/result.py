@@ -25,6 +25,7 @@ import weakref
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
@@ -32,6 +33,7 @@ from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
 from .report import render_html, render_markdown, render_summary
+from .robustness import Robustness, robustness_of_run
 from .schema import (
     SCHEMA_VERSION,
     Decision,
@@ -162,6 +164,13 @@ class Head2Head:
         """Item id → why it could not be scored, for every incomplete item (corpus order)."""
         return {p.item.id: p.incomplete for p in self.pairs if p.incomplete is not None}
 
+    @cached_property
+    def robustness(self) -> Robustness:
+        """How much the verdict depends on the rule's frozen choices (each dimension left
+        out, ε, τ, random weights), from the per-sample scores; computed once, never
+        changing :attr:`decision` (:mod:`vocencebench.robustness`)."""
+        return robustness_of_run(self.pairs, self.labels, self.decision.winner)
+
     def status(self) -> list[str]:
         """The honest first lines: gate and judge state, missing components."""
         return list(self.metadata.get("status", []))
@@ -218,7 +227,7 @@ def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
     files = {"scores.jsonl": scores, "report.md": render_markdown(h),
              "report.html": render_html(h)}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
-    run = {"status": h.status(), **h.to_dict()}
+    run = {"status": h.status(), **h.to_dict(), "robustness": h.robustness.to_dict()}
     return write_set(directory, files, manifest_name="run.json", manifest=run)
 
 

@@ -44,7 +44,14 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--json", action="store_true",
-        help="print every field of the Decision as JSON (floats at full precision)",
+        help="print every field of the Decision as JSON (floats at full precision); with "
+             '--robustness, {"decision": ..., "robustness": ...}',
+    )
+    p.add_argument(
+        "--robustness", action="store_true",
+        help="also recompute the robustness section (each dimension left out, epsilon, gate "
+             "thresholds, random weights) from the d, gate and wer of every row: the same "
+             'bits as run.json["robustness"] of the run that wrote the file',
     )
     p.set_defaults(func=run)
 
@@ -95,8 +102,21 @@ def run(args: argparse.Namespace) -> int:
     check_against_run(args.scores)
     decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger,
                              allow_incomplete=args.allow_incomplete)
+    rob = None
+    if getattr(args, "robustness", False):
+        from .._report.robustness import summary_lines
+        from ..robustness import robustness_of_file
+
+        rob = robustness_of_file(args.scores, incumbent=args.incumbent,
+                                 challenger=args.challenger,
+                                 allow_incomplete=args.allow_incomplete)
     if args.json:
-        print(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+        out: dict[str, Any] = decision.to_dict()
+        if rob is not None:
+            out = {"decision": out, "robustness": rob.to_dict()}
+        print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print(format_decision(decision))
+        if rob is not None:
+            print("\n" + "\n".join(summary_lines(rob)))
     return 0
