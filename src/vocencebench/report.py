@@ -363,8 +363,8 @@ def render_summary(h: Head2Head) -> str:
         lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
                                          else "unknown (no price for this model; pass "
                                               "--judge-price IN,OUT)"))
+    lines += ["", *robustness_section.summary_lines(h.robustness)]  # the decision ends it
     lines += ["", f"DECISION: {_verdict_text(h)}", d.reason]
-    lines += ["", *robustness_section.summary_lines(h.robustness)]
     return "\n".join(lines)
 
 

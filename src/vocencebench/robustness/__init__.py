@@ -64,7 +64,7 @@ from ..constants import (
     ROBUSTNESS_WEIGHT_DRAWS,
     WER_THRESHOLD,
 )
-from ..decide import composite, decide, gate, margin
+from ..decide import composite, decide, gate, lower_confidence_bound, margin
 from ..errors import ScoresError
 from ..schema import INCOMPLETE, Record, SampleScore
 from ..scores import read_scores
@@ -72,6 +72,7 @@ from ._exact import (
     CHUNK_FLOATS,
     CountBlocks,
     exact_bootstrap_means,
+    exact_means,
     exact_row_sums,
     weight_draws,
     weighted_composites,
@@ -86,6 +87,7 @@ __all__ = [
     "Variant",
     "WeightFlips",
     "exact_bootstrap_means",
+    "exact_means",
     "exact_row_sums",
     "robustness",
     "robustness_of_file",
@@ -210,20 +212,47 @@ def _verdicts(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], labels: tu
     challenger's composites paired by column: the arithmetic of ``decide``, row by row."""
     if a.shape[0] == 0:
         return []
-    n = a.shape[1]
     delta = b - a  # one IEEE subtraction each, as decide's y − x
     means = exact_bootstrap_means(delta.T, n_boot=counts.n_boot, seed=counts.seed, fast=fast,
                                   counts=counts)
-    q = 100.0 * ALPHA  # lower_confidence_bound's percentile, per row
-    lcb = np.percentile(means, q, axis=1).tolist()
-    lcb_rev = np.percentile(-means, q, axis=1).tolist()
+    if fast:
+        lcb, lcb_rev = _lcbs(means)
+        means_a, means_b = exact_means(a.T).tolist(), exact_means(b.T).tolist()  # fsum(·)/n
+    else:  # the rule's own functions, row by row
+        lcb = [lower_confidence_bound(m) for m in means]
+        lcb_rev = [lower_confidence_bound(-m) for m in means]
+        n = a.shape[1]
+        means_a = [math.fsum(r) / n for r in a.tolist()]
+        means_b = [math.fsum(r) / n for r in b.tolist()]
     out = []
-    for v, (ra, rb) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
-        mean_a, mean_b = math.fsum(ra) / n, math.fsum(rb) / n
+    for v, (mean_a, mean_b) in enumerate(zip(means_a, means_b, strict=True)):
         m_a, m_b = margin(mean_a), margin(mean_b)
         winner = labels[1] if lcb[v] > m_a else labels[0] if lcb_rev[v] > m_b else "tie"
         out.append(_Numbers(winner, lcb[v], m_a, lcb_rev[v], m_b, mean_a, mean_b))
     return out
+
+
+def _lerp(lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], t: float
+          ) -> npt.NDArray[np.float64]:
+    """NumPy's linear interpolation between order statistics, operation for operation."""
+    diff = hi - lo
+    return hi - diff * (1 - t) if t >= 0.5 else lo + diff * t
+
+
+def _lcbs(means: npt.NDArray[np.float64]) -> tuple[list[float], list[float]]:
+    """``lower_confidence_bound`` of every row of ``means`` and of its negation, from one
+    in-place partition: the documented percentile (h = (N − 1)·α, j = ⌊h⌋, t = h − j, the
+    lerp of x[j] and x[j+1]); the reverse bound's order statistics of −m are −m[N−1−k].
+    ``means`` is reordered within rows."""
+    n = means.shape[1]
+    h = (n - 1) * ((100.0 * ALPHA) / 100)  # numpy's virtual index for percentile(·, 100·α)
+    j = min(max(math.floor(h), 0), n - 1)
+    t = h - j
+    nxt = min(j + 1, n - 1)
+    means.partition(sorted({j, nxt, n - 1 - nxt, n - 1 - j}), axis=1)
+    fwd = _lerp(means[:, j], means[:, nxt], t)
+    rev = _lerp(-means[:, n - 1 - j], -means[:, n - 1 - nxt], t)
+    return fwd.tolist(), rev.tolist()
 
 
 # ----------------------------------------------------------------------------- variants
@@ -263,9 +292,14 @@ def _rows_fit(pairs: Sequence[Pair]) -> tuple[list[str], str | None, int, int]:
             got = composite(s.d, s.gate)
             checked += 1
             exact += got == _s(s)
-            if bad is None and abs(got - _s(s)) > ROBUSTNESS_RECOMPUTE_TOLERANCE:
-                bad = (f"item {s.item!r} system {s.system!r}: S = {s.S!r} but composite(d, "
-                       f"gate) = {got!r}; the scores were edited")
+            if bad is not None:
+                continue
+            if not s.d and s.gate != 0:
+                bad = (f"item {s.item!r} ({s.system}) has no per-dimension d, so no S can be "
+                       "recomputed")
+            elif abs(got - _s(s)) > ROBUSTNESS_RECOMPUTE_TOLERANCE:
+                bad = (f"item {s.item!r} ({s.system}) has S = {s.S!r} but composite(d, gate) "
+                       f"= {got!r}: the scores were edited")
     return sorted(dims), bad, checked, exact
 
 
@@ -387,6 +421,9 @@ def _summary(winner: str, variants: Sequence[Variant], weights: WeightFlips
     wpart = (f"under {weights.draws - weights.flips} of {weights.draws} random dimension "
              "weightings" if weights.computed else "")
     robust = not flipped and not heavy
+    if not done and not weights.computed:
+        first = missing[0].note if missing else weights.note
+        return f"not computed: {first}", False
     if not flipped:
         line = f"{'robust' if robust else 'fragile'}: {subject} holds in all {len(done)} variants"
         if wpart:
@@ -442,7 +479,7 @@ def robustness(
     stored_b = [_s(b) for _, b in pairs]
     head = decide(stored_a, stored_b, labels=labels, n_boot=n_boot, seed=seed)
     dims, bad, checked, exact = _rows_fit(pairs)
-    stale = f"the stored S does not follow from d ({bad})" if bad else None
+    stale = bad
     cols = [*_leave_out(pairs, dims, stale), *_epsilons(pairs, epsilons, stale),
             *_gates(pairs, dims, stale, taus)]
     live = [c for c in cols if c.a is not None]
@@ -467,6 +504,7 @@ def robustness(
                _weight_flips(pairs, dims, head.winner, labels, counts=counts, draws=draws,
                              weight_seed=weight_seed, fast=fast))
     line, robust = _summary(head.winner, variants, weights)
+    nothing = line.startswith("not computed")
     done = [v for v in variants if v.computed]
     notes = []
     if exact != checked and not bad:
@@ -475,7 +513,8 @@ def robustness(
                      "log/exp differ from those of the machine that scored them); the "
                      "variants use the recomputed values")
     return Robustness(
-        labels=labels, winner=head.winner, n=len(pairs), summary=line, robust=robust,
+        labels=labels, winner=head.winner, n=len(pairs), summary=line,
+        robust=None if nothing else robust,
         variants=tuple(variants), weights=weights,
         counts={"variants": len(variants), "computed": len(done),
                 "held": sum(bool(v.holds) for v in done),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -20,8 +21,8 @@ from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED, EPSILON
 from ..decide import bootstrap_index_blocks, bootstrap_means
 from ..errors import ScoresError
 
-__all__ = ["CountBlocks", "exact_bootstrap_means", "exact_row_sums", "weight_draws",
-           "weighted_composites"]
+__all__ = ["CountBlocks", "exact_bootstrap_means", "exact_means", "exact_row_sums",
+           "weight_draws", "weighted_composites"]
 
 #: Memory bound of one matrix here, in doubles (2²⁴ = 128 MiB): the limb columns of one
 #: chunk, the kept resample counts. At n = 496 everything fits in one chunk.
@@ -29,6 +30,8 @@ CHUNK_FLOATS = 1 << 24
 #: Smallest LSB exponent the fast means accept: far from the subnormal range, so every scaled
 #: limb sum is an exact normal double.
 _MIN_LSB = -1000
+#: Most limbs a column of the fast means may need (4·L bits; L = 44 bits at n = 496).
+_MAX_LIMBS = 4
 
 
 class CountBlocks:
@@ -84,6 +87,11 @@ def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     rows, k = p.shape
     if rows == 0 or k == 0:
         return np.zeros(rows)
+    if k == 1:  # fsum([x]) is x, except perhaps the sign of a zero: fsum says
+        out1 = p[:, 0].copy()
+        for r in np.flatnonzero(out1 == 0.0).tolist():
+            out1[r] = math.fsum([float(p[r, 0])])
+        return out1
     s = p[:, 0].copy()
     c = np.zeros(rows)
     t = np.zeros(rows)
@@ -98,10 +106,106 @@ def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     gap = np.where(np.abs(frac) == 0.5, gap / 2.0, gap)  # a power of two: the gap below is half
     ok = (s2 != 0.0) & (np.abs(f) + eta < gap / 2.0)
     out = np.where(ok, s2, 0.0)
+    # A row of +0.0 only sums to 0.0 (the weighted logs of a clip that met every request).
+    ok |= ~(p != 0.0).any(axis=1) & ~np.signbit(p).any(axis=1)
     fsum = math.fsum
     for r in np.flatnonzero(~ok).tolist():
         out[r] = fsum(p[r].tolist())
     return out
+
+
+@dataclass(frozen=True)
+class _LimbSet:
+    """Columns ``cols`` of ``values`` (m, V) as ``k`` exact integer limbs each: ``limbs``
+    (m, k·len(cols)), limb j of every column in block j (j = 0 the lowest, non-negative; the
+    top one signed), and ``scales`` (k, len(cols)) the powers of two that turn limb j's sums
+    back into values."""
+
+    cols: npt.NDArray[np.int64]
+    k: int
+    limbs: npt.NDArray[np.float64]
+    scales: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _Limbs:
+    """Every column that fits (``good``, in the order of the sets' columns) and its sets."""
+
+    good: npt.NDArray[np.int64]
+    sets: tuple[_LimbSet, ...]
+
+
+def _limbs(values: npt.NDArray[np.float64], total: int, fast: bool) -> _Limbs:
+    """Split the columns into exact integer limbs of L = 53 − bitlen(total) bits.
+
+    Column v is integers times 2^E (E its smallest LSB exponent, from ``frexp``) needing
+    ``bits`` bits; it gets k = ⌈bits / L⌉ ≤ :data:`_MAX_LIMBS` limbs. With count rows summing
+    to at most ``total``, every partial sum of ``counts @ limbs`` is then an exact integer
+    below 2⁵³, whatever order or grouping the BLAS adds in. A column needing more limbs,
+    holding a −0.0 or on a near-subnormal grid is left out (its caller takes the slow path).
+    """
+    limb = 53 - total.bit_length()  # total · 2^limb < 2^53
+    _, expo = np.frexp(values)
+    expo = expo.astype(np.int64)
+    nonzero = values != 0.0
+    empty = ~nonzero.any(axis=0)
+    lsb = np.where(empty, 0, np.where(nonzero, expo - 53, 1 << 20).min(axis=0))
+    bits = np.where(empty, 0, np.where(nonzero, expo, -(1 << 20)).max(axis=0) - lsb)
+    negzero = ((values == 0.0) & np.signbit(values)).any(axis=0)
+    ok = ~negzero & (lsb >= _MIN_LSB) & (limb >= 1) & fast
+    need = np.maximum(1, -(-bits // max(limb, 1)))
+    sets = []
+    for k in range(1, _MAX_LIMBS + 1):
+        cols = np.flatnonzero(ok & (need == k))
+        if len(cols) == 0:
+            continue
+        e = lsb[cols]
+        # Scaling by a power of two in the normal range is exact (and faster than ldexp).
+        rest = values[:, cols] * np.ldexp(1.0, -e)  # exact integers, |·| < 2^(k·limb)
+        parts = []
+        for _ in range(k - 1):
+            q = np.floor(rest * 2.0**-limb)
+            parts.append(rest - q * 2.0**limb)  # in [0, 2^limb), exact
+            rest = q
+        parts.append(rest)  # the signed top limb, |·| ≤ 2^limb
+        scales = np.stack([np.ldexp(1.0, e + j * limb) for j in range(k)])
+        sets.append(_LimbSet(cols, k, np.concatenate(parts, axis=1), scales))
+    good = (np.concatenate([st.cols for st in sets]) if sets
+            else np.zeros(0, dtype=np.int64))
+    return _Limbs(good, tuple(sets))
+
+
+def _sums(counts: npt.NDArray[np.float64], lm: _Limbs, n: int) -> npt.NDArray[np.float64]:
+    """Σₚ counts[r, p] · values[p, v] correctly rounded, then ÷ n, for the columns
+    ``lm.good``: the limb sums times their powers of two are exact doubles; one IEEE addition
+    of two of them (or :func:`exact_row_sums` of three or more) is the correctly rounded sum,
+    fsum's; then one IEEE division, as the rule's."""
+    out = []
+    for st in lm.sets:
+        r = counts @ st.limbs
+        m = len(st.cols)
+        parts = [r[:, j * m:(j + 1) * m] * st.scales[j] for j in range(st.k)]
+        if st.k == 1:
+            s = parts[0]
+        elif st.k == 2:
+            s = parts[1] + parts[0]
+        else:
+            s = exact_row_sums(np.stack(parts, axis=-1).reshape(-1, st.k)).reshape(r.shape[0], m)
+        out.append(s / n)
+    return np.concatenate(out, axis=1)
+
+
+def _groups(values: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int64],
+                                                       npt.NDArray[np.int64]]:
+    """Rows of ``values`` (n, V) that are equal bit for bit in every column: (the first row
+    of each group, the group of every row), groups in order of first appearance."""
+    first: dict[bytes, int] = {}
+    group = np.empty(values.shape[0], dtype=np.int64)
+    for i, row in enumerate(np.ascontiguousarray(values).view(np.uint64)):
+        group[i] = first.setdefault(row.tobytes(), len(first))
+    reps = np.empty(len(first), dtype=np.int64)
+    reps[group[::-1]] = np.arange(values.shape[0] - 1, -1, -1)
+    return reps, group
 
 
 def exact_bootstrap_means(
@@ -111,14 +215,12 @@ def exact_bootstrap_means(
     """The resampled means of every column of ``deltas`` (n, V): shape (V, n_boot), row v equal
     bit for bit to ``bootstrap_means(deltas[:, v], n_boot=n_boot, seed=seed)``.
 
-    Column v's values are integers times 2^E (E its smallest LSB exponent); the integers,
-    below 2^(2L) with L = 53 − bitlen(n), are split into a signed high and a non-negative low
-    limb of L bits each. ``C @ limbs`` then has every partial sum an exact integer below 2⁵³
-    (Σᵢ C[b, i] = n), whatever order or grouping the BLAS adds in, and ``hi·2^(L+E) + lo·2^E``
-    is one IEEE addition of two exact doubles: the correctly rounded sum, i.e. ``fsum``; then
-    ÷ n. A column that does not fit (more than 2L bits, a −0.0, a subnormal grid) and
-    ``fast=False`` use :func:`~vocencebench.decide.bootstrap_means` itself. ``counts`` reuses
-    the resample counts of earlier calls (same n, n_boot and seed).
+    Items whose δ are equal in every column are counted together (the exact sum is the same
+    number), so C[b, p] is how often resample b draws an item of group p (Σₚ C = n); then the
+    limbs of :func:`_limbs` and one float64 product per block of resamples, ÷ n. A column
+    that does not fit, and every column with ``fast=False``, uses
+    :func:`~vocencebench.decide.bootstrap_means` itself. ``counts`` reuses the resample
+    counts of earlier calls (same n, n_boot and seed).
     """
     d = np.asarray(deltas, dtype=np.float64)
     n, cols = d.shape
@@ -129,36 +231,52 @@ def exact_bootstrap_means(
         bootstrap_means([], n_boot=n_boot, seed=seed)  # raises the rule's own error
     if not np.all(np.isfinite(d)):
         raise ScoresError("a variant's differences are not finite")
-    limb = 53 - n.bit_length()  # n · 2^limb < 2^53
-    _, expo = np.frexp(d)
-    expo = expo.astype(np.int64)
-    nonzero = d != 0.0
-    empty = ~nonzero.any(axis=0)
-    lsb = np.where(empty, 0, np.where(nonzero, expo - 53, 1 << 20).min(axis=0))
-    bits = np.where(empty, 0, np.where(nonzero, expo, -(1 << 20)).max(axis=0) - lsb)
-    negzero = ((d == 0.0) & np.signbit(d)).any(axis=0)
-    ok = (bits <= 2 * limb) & ~negzero & (lsb >= _MIN_LSB) & (limb >= 1) & fast
-    for v in np.flatnonzero(~ok).tolist():
+    reps, group = _groups(d)
+    lm = _limbs(d[reps], n, fast)
+    slow = np.setdiff1d(np.arange(cols), lm.good)
+    for v in slow.tolist():
         out[v] = bootstrap_means(d[:, v], n_boot=n_boot, seed=seed)
-    good = np.flatnonzero(ok)
-    if len(good) == 0:
+    if len(lm.good) == 0:
         return out
     blocks = counts if counts is not None else CountBlocks(n, n_boot, seed)
     if (blocks.n, blocks.n_boot, blocks.seed) != (n, n_boot, seed):
         raise ValueError("counts were made for another n, n_boot or seed")
-    per_chunk = max(1, CHUNK_FLOATS // (2 * n))
-    for start in range(0, len(good), per_chunk):
-        sel = good[start:start + per_chunk]
-        e = lsb[sel]
-        ints = np.ldexp(d[:, sel], -e)  # exact integers, |·| < 2^(2·limb)
-        hi = np.floor(np.ldexp(ints, -limb))
-        lo = ints - np.ldexp(hi, limb)  # in [0, 2^limb), exact
-        limbs = np.concatenate([hi, lo], axis=1)
-        m = len(sel)
-        for b0, c in blocks:
-            r = c @ limbs
-            sums = np.ldexp(r[:, :m], e + limb) + np.ldexp(r[:, m:], e)  # the one rounding
-            out[sel, b0:b0 + c.shape[0]] = (sums / n).T
+    # Column sums by group: the items of a group in a row, added (small exact integers).
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(len(reps)))
+
+    def grouped(c: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.add.reduceat(c[:, order], starts, axis=1) if len(reps) < n else c
+
+    if n_boot * len(reps) <= CHUNK_FLOATS:
+        # Resamples that draw every group equally often have the same mean: each distinct
+        # count row is summed once (at small n most of the 2000 are repeats).
+        rows = np.concatenate([grouped(c) for _, c in blocks], axis=0)
+        first: dict[bytes, int] = {}
+        which = np.array([first.setdefault(r.tobytes(), len(first)) for r in rows],
+                         dtype=np.int64)
+        distinct = rows[np.unique(which, return_index=True)[1]]
+        out[lm.good] = _sums(distinct, lm, n)[which].T
+        return out
+    buf = np.empty((n_boot, len(lm.good)))
+    for b0, c in blocks:
+        buf[b0:b0 + c.shape[0]] = _sums(grouped(c), lm, n)
+    out[lm.good] = buf.T
+    return out
+
+
+def exact_means(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``[math.fsum(values[:, v]) / n for v]`` for a finite (n, V) array (decide's S̄), by the
+    same limbs with one count row of ones; a column that does not fit is fsum'd."""
+    x = np.asarray(values, dtype=np.float64)
+    n, cols = x.shape
+    if n == 0:
+        return np.full(cols, np.nan)
+    lm = _limbs(x, n, True)
+    out = np.empty(cols)
+    out[lm.good] = _sums(np.ones((1, n)), lm, n)[0]
+    for v in np.setdiff1d(np.arange(cols), lm.good).tolist():
+        out[v] = math.fsum(x[:, v].tolist()) / n
     return out
 
 
