@@ -71,6 +71,7 @@ from ..scores import read_scores
 from ._exact import (
     CHUNK_FLOATS,
     CountBlocks,
+    equal_composites,
     exact_bootstrap_means,
     exact_means,
     exact_row_sums,
@@ -86,6 +87,7 @@ __all__ = [
     "Robustness",
     "Variant",
     "WeightFlips",
+    "equal_composites",
     "exact_bootstrap_means",
     "exact_means",
     "exact_row_sums",
@@ -303,26 +305,59 @@ def _rows_fit(pairs: Sequence[Pair]) -> tuple[list[str], str | None, int, int]:
     return sorted(dims), bad, checked, exact
 
 
-def _build(pairs: Sequence[Pair], fn: Callable[[SampleScore], float], *,
-           memo: bool) -> tuple[list[float], list[float]]:
-    """Both sides' composites under ``fn`` (a system's failure stays S = 0). With ``memo``
-    ``fn`` depends on (d, gate) only and is computed once per distinct clip."""
-    seen: dict[tuple[Any, ...], float] = {}
-
-    def one(s: SampleScore) -> float:
-        if s.failure is not None:
-            return 0.0
-        if not memo:
-            return float(fn(s))
-        key = (tuple(sorted(s.d.items())), s.gate)
-        if key not in seen:
-            seen[key] = float(fn(s))
-        return seen[key]
-
-    return [one(a) for a, _ in pairs], [one(b) for _, b in pairs]
+Row = tuple[tuple[str, float], ...]
 
 
-def _leave_out(pairs: Sequence[Pair], dims: list[str], stale: str | None) -> list[_Column]:
+@dataclass(frozen=True)
+class _Clips:
+    """The distinct clips of the duel (``rows``: sorted (dimension, d) pairs) and, per side
+    and item, which one it is: ``where[side][i]`` is its row, −1 when its S is 0 whatever the
+    composite (the system failed, or the gate vetoed it)."""
+
+    rows: tuple[Row, ...]
+    where: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+    @classmethod
+    def of(cls, pairs: Sequence[Pair]) -> _Clips:
+        rows: dict[Row, int] = {}
+        where: list[list[int]] = [[], []]
+        for pair in pairs:
+            for side, s in enumerate(pair):
+                zero = s.failure is not None or s.gate == 0
+                where[side].append(-1 if zero else rows.setdefault(tuple(sorted(s.d.items())),
+                                                                   len(rows)))
+        return cls(tuple(rows), (np.array(where[0], dtype=np.int64),
+                                 np.array(where[1], dtype=np.int64)))
+
+    def spread(self, table: npt.NDArray[np.float64]) -> tuple[list[float], list[float]]:
+        """Both sides' S from one composite per distinct clip (0.0 at −1)."""
+        vals = np.append(np.asarray(table, dtype=np.float64), 0.0)
+        return vals[self.where[0]].tolist(), vals[self.where[1]].tolist()
+
+
+def _tables(clips: _Clips, dims: list[str], epsilons: Sequence[float]
+            ) -> tuple[dict[str, npt.NDArray[np.float64]], dict[float, npt.NDArray[np.float64]]]:
+    """Every distinct clip's composite with each dimension left out and under each ε, by
+    :func:`equal_composites`, which the rule's :func:`~vocencebench.decide.composite` checks
+    here on every clip: if they ever disagreed, ``composite`` itself computes every table."""
+    rows = clips.rows
+    ref = np.array([composite(dict(r), 1) for r in rows], dtype=np.float64)
+    base, *loo = equal_composites(rows, dims, epsilon=EPSILON, drops=(None, *dims))
+    if np.array_equal(base, ref):
+        by_eps = {eps: base if eps == EPSILON else
+                  equal_composites(rows, dims, epsilon=eps)[0] for eps in epsilons}
+        return dict(zip(dims, loo, strict=True)), by_eps
+
+    def table(eps: float, drop: str | None) -> npt.NDArray[np.float64]:
+        return np.array([composite({k: v for k, v in r if k != drop}, 1, epsilon=eps)
+                         for r in rows], dtype=np.float64)
+
+    return ({dim: table(EPSILON, dim) for dim in dims},
+            {eps: table(eps, None) for eps in epsilons})
+
+
+def _leave_out(pairs: Sequence[Pair], clips: _Clips, dims: list[str], stale: str | None,
+               tables: dict[str, npt.NDArray[np.float64]]) -> list[_Column]:
     cols = []
     for dim in dims:
         key, label = f"leave-out:{dim}", f"{dim} left out"
@@ -334,22 +369,20 @@ def _leave_out(pairs: Sequence[Pair], dims: list[str], stale: str | None) -> lis
         if why:
             cols.append(_Column(key, "leave-out", label, False, None, None, why))
             continue
-        a, b = _build(pairs, lambda s, dim=dim: composite(   # type: ignore[misc]
-            {k: v for k, v in s.d.items() if k != dim}, s.gate), memo=True)
+        a, b = clips.spread(tables[dim])
         cols.append(_Column(key, "leave-out", label, False, a, b))
     return cols
 
 
-def _epsilons(pairs: Sequence[Pair], epsilons: Sequence[float], stale: str | None
-              ) -> list[_Column]:
+def _epsilons(clips: _Clips, epsilons: Sequence[float], stale: str | None,
+              tables: dict[float, npt.NDArray[np.float64]]) -> list[_Column]:
     cols = []
     for eps in epsilons:
         key, label, rule = f"epsilon:{eps!r}", f"ε = {_fmt(eps)}", eps == EPSILON
         if stale:
             cols.append(_Column(key, "epsilon", label, rule, None, None, stale))
             continue
-        a, b = _build(pairs, lambda s, eps=eps: composite(  # type: ignore[misc]
-            s.d, s.gate, epsilon=eps), memo=True)
+        a, b = clips.spread(tables[eps])
         cols.append(_Column(key, "epsilon", label, rule, a, b))
     return cols
 
@@ -389,7 +422,8 @@ def _gates(pairs: Sequence[Pair], dims: list[str], stale: str | None,
                 return _s(s)  # the gate decides as in the run: the stored S, nothing recomputed
             return 0.0 if g == 0 else composite(s.d, 1)
 
-        a, b = _build(pairs, s_of, memo=False)
+        a = [0.0 if x.failure is not None else s_of(x) for x, _ in pairs]
+        b = [0.0 if y.failure is not None else s_of(y) for _, y in pairs]
         short = [s for s in revived if set(s.d) < full]
         note = None
         if short:
@@ -434,8 +468,9 @@ def _summary(winner: str, variants: Sequence[Variant], weights: WeightFlips
             what = (f"when {v.label.removesuffix(' left out')} is left out"
                     if v.group == "leave-out" else "with the gate off"
                     if v.group == "gate-off" else f"at {v.label}")
-            where.append(f"{what} (→ {v.winner})")
-        line = (f"fragile: {subject} flips {_and(where)}; it holds in "
+            where.append(f"{what} (→ {'tie' if v.winner == 'tie' else f'{v.winner} wins'})")
+        verb = "breaks" if winner == "tie" else "flips"
+        line = (f"fragile: {subject} {verb} {_and(where)}; it holds in "
                 f"{len(done) - len(flipped)} of {len(done)} variants"
                 + (f" and {wpart}" if wpart else ""))
     if heavy:
@@ -480,8 +515,10 @@ def robustness(
     head = decide(stored_a, stored_b, labels=labels, n_boot=n_boot, seed=seed)
     dims, bad, checked, exact = _rows_fit(pairs)
     stale = bad
-    cols = [*_leave_out(pairs, dims, stale), *_epsilons(pairs, epsilons, stale),
-            *_gates(pairs, dims, stale, taus)]
+    clips = _Clips.of(pairs)
+    loo, eps_tables = _tables(clips, dims, epsilons) if not stale else ({}, {})
+    cols = [*_leave_out(pairs, clips, dims, stale, loo),
+            *_epsilons(clips, epsilons, stale, eps_tables), *_gates(pairs, dims, stale, taus)]
     live = [c for c in cols if c.a is not None]
     counts = CountBlocks(len(pairs), n_boot, seed)
     a_mat = np.array([stored_a, *[c.a for c in live]], dtype=np.float64)
@@ -501,7 +538,7 @@ def robustness(
                     c.note))
     why = stale or ("no clip has a scored dimension" if not dims else None)
     weights = (WeightFlips(False, draws, weight_seed, note=why) if why else
-               _weight_flips(pairs, dims, head.winner, labels, counts=counts, draws=draws,
+               _weight_flips(clips, dims, head.winner, labels, counts=counts, draws=draws,
                              weight_seed=weight_seed, fast=fast))
     line, robust = _summary(head.winner, variants, weights)
     nothing = line.startswith("not computed")
@@ -524,27 +561,20 @@ def robustness(
         seed=seed, recomputed={"clips": checked, "exact": exact}, notes=tuple(notes))
 
 
-def _weight_flips(pairs: Sequence[Pair], dims: list[str], winner: str, labels: tuple[str, str],
-                  *, counts: CountBlocks, draws: int, weight_seed: int, fast: bool
+def _weight_flips(clips: _Clips, dims: list[str], winner: str, labels: tuple[str, str], *,
+                  counts: CountBlocks, draws: int, weight_seed: int, fast: bool
                   ) -> WeightFlips:
     """The verdict under each weighting: the distinct clips' weighted composites, then the
     rule on every draw's S (draws chunked so memory stays bounded for any n)."""
     e = weight_draws(len(dims), draws=draws, seed=weight_seed)
-    rows: dict[tuple[tuple[str, float], ...], int] = {}
-    where: list[list[int]] = [[], []]  # per side and item: distinct-clip index, −1 for S = 0
-    for pair in pairs:
-        for side, s in enumerate(pair):
-            zero = s.failure is not None or s.gate == 0
-            where[side].append(-1 if zero else rows.setdefault(tuple(sorted(s.d.items())),
-                                                               len(rows)))
-    idx_a, idx_b = (np.array(w, dtype=np.int64) for w in where)
     tally: dict[str, int] = {}
-    per_chunk = max(1, CHUNK_FLOATS // (8 * len(pairs)))
+    per_chunk = max(1, CHUNK_FLOATS // (8 * len(clips.where[0])))
     for t0 in range(0, draws, per_chunk):
         chunk = e[t0:t0 + per_chunk]
-        vals = np.concatenate([weighted_composites(list(rows), dims, chunk),
+        vals = np.concatenate([weighted_composites(clips.rows, dims, chunk),
                                np.zeros((chunk.shape[0], 1))], axis=1)  # index −1: S = 0
-        for r in _verdicts(vals[:, idx_a], vals[:, idx_b], labels, counts=counts, fast=fast):
+        for r in _verdicts(vals[:, clips.where[0]], vals[:, clips.where[1]], labels,
+                           counts=counts, fast=fast):
             tally[r.winner] = tally.get(r.winner, 0) + 1
     flips = draws - tally.get(winner, 0)
     return WeightFlips(True, draws, weight_seed, flips, flips / draws,

@@ -21,8 +21,8 @@ from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED, EPSILON
 from ..decide import bootstrap_index_blocks, bootstrap_means
 from ..errors import ScoresError
 
-__all__ = ["CountBlocks", "exact_bootstrap_means", "exact_means", "exact_row_sums",
-           "weight_draws", "weighted_composites"]
+__all__ = ["CountBlocks", "equal_composites", "exact_bootstrap_means", "exact_means",
+           "exact_row_sums", "weight_draws", "weighted_composites"]
 
 #: Memory bound of one matrix here, in doubles (2²⁴ = 128 MiB): the limb columns of one
 #: chunk, the kept resample counts. At n = 496 everything fits in one chunk.
@@ -76,12 +76,13 @@ def _two_sum(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]
 def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """``[math.fsum(row) for row in p]`` for a finite (rows, k) array, vectorised.
 
-    A TwoSum cascade gives s and errors e with Σ row = s + Σe exactly; s' = fl(s + fl(Σe)),
-    with its own TwoSum error f, and |Σe − fl(Σe)| ≤ η (Higham's bound with a factor 2 to
-    spare). Then Σ row = s' + f + (something of size ≤ η): when |f| + η is below half the
-    smaller gap from s' to a neighbouring double, s' is the correctly rounded sum, strictly
-    (no tie), which is what ``math.fsum`` returns. Every other row (near a tie, a zero sum) is
-    summed by ``math.fsum`` itself.
+    Two TwoSum cascades (error-free): s and errors e with Σ row = s + Σe, then c and errors
+    e' with Σe = c + Σe'; s' = fl(s + c) with its TwoSum error f. So Σ row = s' + f + Σe'
+    exactly. When every e' is 0, Σ row = s + c exactly and s' = fl(s + c) is its correctly
+    rounded value, ties included (one IEEE addition). Otherwise, when |f| + 2·Σ|e'| is below
+    half the smaller gap from s' to a neighbouring double, s' is the correctly rounded sum,
+    strictly. Either way that is what ``math.fsum`` returns; every other row (a near tie,
+    a zero sum) is summed by ``math.fsum`` itself.
     """
     p = np.asarray(p, dtype=np.float64)
     rows, k = p.shape
@@ -97,14 +98,13 @@ def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     t = np.zeros(rows)
     for j in range(1, k):
         s, e = _two_sum(s, p[:, j])
-        c = c + e
-        t = t + np.abs(e)
+        c, e2 = _two_sum(c, e)
+        t = t + np.abs(e2)  # Σ|e'|, rounded: 2·t bounds it (k ≤ 2⁵⁰ terms)
     s2, f = _two_sum(s, c)
-    eta = 2.0 * k * 2.0**-53 * t + k * 2.0**-1074
     gap = np.spacing(np.abs(s2))
     frac, _ = np.frexp(s2)
     gap = np.where(np.abs(frac) == 0.5, gap / 2.0, gap)  # a power of two: the gap below is half
-    ok = (s2 != 0.0) & (np.abs(f) + eta < gap / 2.0)
+    ok = (s2 != 0.0) & ((t == 0.0) | (np.abs(f) + 2.0 * t + k * 2.0**-1074 < gap / 2.0))
     out = np.where(ok, s2, 0.0)
     # A row of +0.0 only sums to 0.0 (the weighted logs of a clip that met every request).
     ok |= ~(p != 0.0).any(axis=1) & ~np.signbit(p).any(axis=1)
@@ -184,14 +184,16 @@ def _sums(counts: npt.NDArray[np.float64], lm: _Limbs, n: int) -> npt.NDArray[np
     for st in lm.sets:
         r = counts @ st.limbs
         m = len(st.cols)
-        parts = [r[:, j * m:(j + 1) * m] * st.scales[j] for j in range(st.k)]
+        parts = [r[:, j * m:(j + 1) * m] for j in range(st.k)]
+        for j, part in enumerate(parts):
+            np.multiply(part, st.scales[j], out=part)  # in place: exact (a power of two)
         if st.k == 1:
             s = parts[0]
         elif st.k == 2:
-            s = parts[1] + parts[0]
+            s = np.add(parts[1], parts[0], out=parts[1])
         else:
             s = exact_row_sums(np.stack(parts, axis=-1).reshape(-1, st.k)).reshape(r.shape[0], m)
-        out.append(s / n)
+        out.append(np.divide(s, n, out=s))
     return np.concatenate(out, axis=1)
 
 
@@ -280,6 +282,46 @@ def exact_means(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
+def _log_table(rows: Sequence[tuple[tuple[str, float], ...]], dims: Sequence[str],
+               epsilon: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """``math.log(max(d, ε))`` of every distinct clip and dimension (0.0 where the clip has no
+    such dimension) and the mask of the dimensions it has."""
+    col = {dim: j for j, dim in enumerate(dims)}
+    logs = np.zeros((len(rows), len(dims)))
+    mask = np.zeros((len(rows), len(dims)), dtype=bool)
+    seen: dict[float, float] = {}
+    for r, row in enumerate(rows):
+        for dim, v in row:
+            if v not in seen:
+                seen[v] = math.log(max(v, epsilon))
+            logs[r, col[dim]] = seen[v]
+            mask[r, col[dim]] = True
+    return logs, mask
+
+
+def equal_composites(rows: Sequence[tuple[tuple[str, float], ...]], dims: Sequence[str], *,
+                     epsilon: float, drops: Sequence[str | None] = (None,)
+                     ) -> list[npt.NDArray[np.float64]]:
+    """``composite(d, 1, epsilon=epsilon)`` of every distinct clip (its sorted (dimension, d)
+    pairs), once with each dimension of ``drops`` left out (None: none), vectorised with the
+    same operations: the log of each d floored at ε (``math.log``), their exactly rounded sum
+    (:func:`exact_row_sums`; the 0.0 of an absent dimension adds nothing), ÷ the number of
+    dimensions, ``math.exp``, then min(1, ·); a clip with no dimension gets 1.0, as
+    ``composite`` gives it."""
+    full, full_mask = _log_table(rows, dims, epsilon)
+    out = []
+    for drop in drops:
+        logs, mask = full.copy(), full_mask.copy()
+        if drop is not None and drop in dims:
+            j = list(dims).index(drop)
+            logs[:, j], mask[:, j] = 0.0, False
+        k = mask.sum(axis=1)
+        means = exact_row_sums(logs) / np.maximum(k, 1)
+        vals = np.fromiter(map(math.exp, means.tolist()), dtype=np.float64, count=len(rows))
+        out.append(np.where(k > 0, np.minimum(1.0, vals), 1.0))
+    return out
+
+
 def weight_draws(k: int, *, draws: int, seed: int) -> npt.NDArray[np.float64]:
     """Unnormalised Dirichlet(1) draws e, shape (draws, k): standard exponentials
     ``0.0 − math.log(((raw >> 11) + 1) · 2⁻⁵³)`` of ``numpy.random.PCG64(seed).random_raw``,
@@ -302,13 +344,7 @@ def weighted_composites(rows: Sequence[tuple[tuple[str, float], ...]], dims: Seq
     dimensions (the judge did not hear it) uses the draw's weights of the ones it has; ε is
     the rule's. Products are IEEE products, the sum is :func:`exact_row_sums` (= fsum).
     """
-    col = {dim: j for j, dim in enumerate(dims)}
-    logs = np.zeros((len(rows), len(dims)))
-    mask = np.zeros((len(rows), len(dims)), dtype=bool)
-    for r, row in enumerate(rows):
-        for dim, v in row:
-            logs[r, col[dim]] = math.log(max(v, EPSILON))
-            mask[r, col[dim]] = True
+    logs, mask = _log_table(rows, dims, EPSILON)
     out = np.empty((e.shape[0], len(rows)))
     groups: dict[bytes, list[int]] = {}
     for r in range(len(rows)):

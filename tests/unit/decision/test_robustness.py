@@ -155,6 +155,30 @@ def test_exact_means_are_fsum_over_n() -> None:
     assert _bits(got) == _bits(np.array([math.fsum(c) / 333 for c in x.T.tolist()]))
 
 
+def test_equal_composites_are_the_rules_composite() -> None:
+    rng = make_rng(9)
+    dims = ["age", "gender", "pace", "pitch", "tone"]
+    rows = [tuple((k, float(rng.choice([0.0, 0.5, 1.0, float(rng.uniform())])))
+                  for k in dims if rng.random() < 0.85) for _ in range(400)]
+    rows.append(())
+    for eps in ROBUSTNESS_EPSILONS:
+        tables = R.equal_composites(rows, dims, epsilon=eps, drops=(None, *dims))
+        for drop, got in zip((None, *dims), tables, strict=True):
+            want = [composite({k: v for k, v in r if k != drop}, 1, epsilon=eps) for r in rows]
+            assert _bits(got) == _bits(np.array(want)), (eps, drop)
+
+
+def test_a_vectorised_composite_that_disagrees_is_dropped_for_the_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pairs = _leave_pace_out_flips(25)
+    want = R.robustness(pairs, labels=("steady", "paced"), draws=4).to_json()
+    real = R.equal_composites
+    monkeypatch.setattr(R, "equal_composites",
+                        lambda *a, **k: [np.nextafter(t, 0.0) for t in real(*a, **k)])
+    assert R.robustness(pairs, labels=("steady", "paced"), draws=4).to_json() == want
+
+
 def test_weight_draws_are_the_documented_function_of_the_raw_stream() -> None:
     e = R.weight_draws(4, draws=3, seed=ROBUSTNESS_SEED)
     raw = np.random.PCG64(ROBUSTNESS_SEED).random_raw(12).tolist()
@@ -255,7 +279,7 @@ def test_a_gate_threshold_flips_the_winner(tmp_path: Path) -> None:
             _variant(r, key).note or "")
     done = [v for v in r.variants if v.computed]
     assert len(done) == len(r.variants) == 3 + 3 + 5
-    assert r.summary.startswith(f"fragile: the winner flips at τ = 0.10 (→ clear); it holds in "
+    assert r.summary.startswith(f"fragile: the winner flips at τ = 0.10 (→ clear wins); it holds in "
                                 f"{len(done) - 1} of {len(done)} variants")
     assert "cannot be computed" not in r.summary
 
