@@ -15,6 +15,7 @@ same section costs as one :func:`vocencebench.decide.decide` per variant and per
 multiplied out, since running all of them takes minutes.
 
 Run:  PYTHONPATH=src python benchmarks/bench_robustness.py [--repeat 3] [--scores FILE]
+      [--dense-n N]
 """
 
 from __future__ import annotations
@@ -83,11 +84,12 @@ def main() -> None:
     ap.add_argument("--scores", type=Path, default=DEMO)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--naive-samples", type=int, default=5)
+    ap.add_argument("--dense-n", type=int, default=496, help="items of the dense duel")
     args = ap.parse_args()
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[0]
     print(f"python {platform.python_version()}, numpy {np.__version__}, load average {load}")
-    dense = _dense()
+    dense = _dense(args.dense_n)
     cases = {
         "demo": (lambda: robustness_of_file(args.scores), None),
         "dense": (lambda: robustness(dense, labels=("incumbent", "challenger")), dense),

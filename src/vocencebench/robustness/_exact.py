@@ -85,21 +85,27 @@ def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     a zero sum) is summed by ``math.fsum`` itself.
     """
     p = np.asarray(p, dtype=np.float64)
-    rows, k = p.shape
+    return _column_sums(np.ascontiguousarray(p.T))
+
+
+def _column_sums(pt: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """:func:`exact_row_sums` of the transpose of ``pt`` (k, rows), C-contiguous: the
+    cascades then read contiguous memory."""
+    k, rows = pt.shape
     if rows == 0 or k == 0:
         return np.zeros(rows)
     if k == 1:  # fsum([x]) is x, except perhaps the sign of a zero: fsum says
-        out1 = p[:, 0].copy()
+        out1 = pt[0].copy()
         for r in np.flatnonzero(out1 == 0.0).tolist():
-            out1[r] = math.fsum([float(p[r, 0])])
+            out1[r] = math.fsum([float(pt[0, r])])
         return out1
-    s = p[:, 0].copy()
+    s = pt[0].copy()
     c = np.zeros(rows)
     t = np.zeros(rows)
     for j in range(1, k):
-        s, e = _two_sum(s, p[:, j])
+        s, e = _two_sum(s, pt[j])
         c, e2 = _two_sum(c, e)
-        t = t + np.abs(e2)  # Σ|e'|, rounded: 2·t bounds it (k ≤ 2⁵⁰ terms)
+        t += np.abs(e2)  # Σ|e'|, rounded: 2·t bounds it (k ≤ 2⁵⁰ terms)
     s2, f = _two_sum(s, c)
     gap = np.spacing(np.abs(s2))
     frac, _ = np.frexp(s2)
@@ -107,10 +113,10 @@ def exact_row_sums(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     ok = (s2 != 0.0) & ((t == 0.0) | (np.abs(f) + 2.0 * t + k * 2.0**-1074 < gap / 2.0))
     out = np.where(ok, s2, 0.0)
     # A row of +0.0 only sums to 0.0 (the weighted logs of a clip that met every request).
-    ok |= ~(p != 0.0).any(axis=1) & ~np.signbit(p).any(axis=1)
+    ok |= ~(pt != 0.0).any(axis=0) & ~np.signbit(pt).any(axis=0)
     fsum = math.fsum
     for r in np.flatnonzero(~ok).tolist():
-        out[r] = fsum(p[r].tolist())
+        out[r] = fsum(pt[:, r].tolist())
     return out
 
 
@@ -360,8 +366,10 @@ def weighted_composites(rows: Sequence[tuple[tuple[str, float], ...]], dims: Seq
         # A draw whose every weight here is 0 (each u = 1, odds 2^-53 apiece) weighs equally.
         w = np.where(denom[:, None] > 0.0, sub / np.where(denom > 0.0, denom, 1.0)[:, None],
                      1.0 / len(cols))
-        prods = w[:, None, :] * logs[members][:, cols][None, :, :]
-        sums = exact_row_sums(prods.reshape(-1, len(cols)))
+        # Products laid out (dimension, draw, clip): the sums read contiguous rows.
+        prods_t = w.T[:, :, None] * logs[members][:, cols].T[:, None, :]
+        flat_t = prods_t.reshape(len(cols), -1)
+        sums = _column_sums(flat_t)
         vals = np.fromiter(map(math.exp, sums.tolist()), dtype=np.float64, count=sums.size)
         out[:, members] = np.minimum(1.0, vals).reshape(e.shape[0], len(members))
     return out
