@@ -356,35 +356,41 @@ def _tables(clips: _Clips, dims: list[str], epsilons: Sequence[float]
             {eps: table(eps, None) for eps in epsilons})
 
 
-def _leave_out(pairs: Sequence[Pair], clips: _Clips, dims: list[str], stale: str | None,
-               tables: dict[str, npt.NDArray[np.float64]]) -> list[_Column]:
+#: One variant whose composites come from a per-clip table: key, group, label, whether it is
+#: the rule's own setting, why it cannot be computed (or None), and the table.
+_Spec = tuple[str, str, str, bool, "str | None", "npt.NDArray[np.float64] | None"]
+
+
+def _table_columns(clips: _Clips, specs: Sequence[_Spec]) -> list[_Column]:
+    """The columns of variants computed from one composite per distinct clip."""
     cols = []
+    for key, group, label, rule, why, table in specs:
+        if why is not None or table is None:
+            cols.append(_Column(key, group, label, rule, None, None, why))
+            continue
+        a, b = clips.spread(table)
+        cols.append(_Column(key, group, label, rule, a, b))
+    return cols
+
+
+def _leave_out(pairs: Sequence[Pair], dims: list[str], stale: str | None,
+               tables: dict[str, npt.NDArray[np.float64]]) -> list[_Spec]:
+    specs: list[_Spec] = []
     for dim in dims:
-        key, label = f"leave-out:{dim}", f"{dim} left out"
         lonely = next((s for p in pairs for s in p if s.failure is None and s.gate != 0
                        and not set(s.d) - {dim}), None)
         why = (stale or ("the run scores a single dimension" if len(dims) < 2 else None)
                or (f"item {lonely.item!r} ({lonely.system}) has no other dimension"
                    if lonely is not None else None))
-        if why:
-            cols.append(_Column(key, "leave-out", label, False, None, None, why))
-            continue
-        a, b = clips.spread(tables[dim])
-        cols.append(_Column(key, "leave-out", label, False, a, b))
-    return cols
+        specs.append((f"leave-out:{dim}", "leave-out", f"{dim} left out", False, why,
+                      tables.get(dim)))
+    return specs
 
 
-def _epsilons(clips: _Clips, epsilons: Sequence[float], stale: str | None,
-              tables: dict[float, npt.NDArray[np.float64]]) -> list[_Column]:
-    cols = []
-    for eps in epsilons:
-        key, label, rule = f"epsilon:{eps!r}", f"ε = {_fmt(eps)}", eps == EPSILON
-        if stale:
-            cols.append(_Column(key, "epsilon", label, rule, None, None, stale))
-            continue
-        a, b = clips.spread(tables[eps])
-        cols.append(_Column(key, "epsilon", label, rule, a, b))
-    return cols
+def _epsilons(epsilons: Sequence[float], stale: str | None,
+              tables: dict[float, npt.NDArray[np.float64]]) -> list[_Spec]:
+    return [(f"epsilon:{eps!r}", "epsilon", f"ε = {_fmt(eps)}", eps == EPSILON, stale,
+             tables.get(eps)) for eps in epsilons]
 
 
 def _gates(pairs: Sequence[Pair], dims: list[str], stale: str | None,
@@ -517,8 +523,9 @@ def robustness(
     stale = bad
     clips = _Clips.of(pairs)
     loo, eps_tables = _tables(clips, dims, epsilons) if not stale else ({}, {})
-    cols = [*_leave_out(pairs, clips, dims, stale, loo),
-            *_epsilons(clips, epsilons, stale, eps_tables), *_gates(pairs, dims, stale, taus)]
+    cols = [*_table_columns(clips, [*_leave_out(pairs, dims, stale, loo),
+                                    *_epsilons(epsilons, stale, eps_tables)]),
+            *_gates(pairs, dims, stale, taus)]
     live = [c for c in cols if c.a is not None]
     counts = CountBlocks(len(pairs), n_boot, seed)
     a_mat = np.array([stored_a, *[c.a for c in live]], dtype=np.float64)

@@ -95,7 +95,7 @@ def _column_sums(pt: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     if rows == 0 or k == 0:
         return np.zeros(rows)
     if k == 1:  # fsum([x]) is x, except perhaps the sign of a zero: fsum says
-        out1 = pt[0].copy()
+        out1: npt.NDArray[np.float64] = pt[0].copy()
         for r in np.flatnonzero(out1 == 0.0).tolist():
             out1[r] = math.fsum([float(pt[0, r])])
         return out1

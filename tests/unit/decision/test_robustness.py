@@ -141,7 +141,8 @@ def test_exact_row_sums_equal_fsum_on_random_and_adversarial_rows(
 
 @pytest.mark.parametrize("n_boot", [1, 2, 3, 20, 21, 2000])
 def test_the_lcbs_of_a_matrix_are_the_rules_row_by_row(n_boot: int) -> None:
-    m = make_rng(n_boot).normal(size=(40, n_boot)) * 10.0 ** make_rng(1).integers(-8, 2, 40)[:, None]
+    scale = 10.0 ** make_rng(1).integers(-8, 2, 40)[:, None]
+    m = make_rng(n_boot).normal(size=(40, n_boot)) * scale
     m[0] = 0.25  # ties
     want = ([lower_confidence_bound(r) for r in m], [lower_confidence_bound(-r) for r in m])
     assert R._lcbs(m.copy()) == want
@@ -279,8 +280,8 @@ def test_a_gate_threshold_flips_the_winner(tmp_path: Path) -> None:
             _variant(r, key).note or "")
     done = [v for v in r.variants if v.computed]
     assert len(done) == len(r.variants) == 3 + 3 + 5
-    assert r.summary.startswith(f"fragile: the winner flips at τ = 0.10 (→ clear wins); it holds in "
-                                f"{len(done) - 1} of {len(done)} variants")
+    assert r.summary.startswith("fragile: the winner flips at τ = 0.10 (→ clear wins); it "
+                                f"holds in {len(done) - 1} of {len(done)} variants")
     assert "cannot be computed" not in r.summary
 
 
