@@ -531,8 +531,12 @@ def robustness(
     a_mat = np.array([stored_a, *[c.a for c in live]], dtype=np.float64)
     b_mat = np.array([stored_b, *[c.b for c in live]], dtype=np.float64)
     res = _verdicts(a_mat, b_mat, labels, counts=counts, fast=fast)
-    if fast and (res[0].lcb, res[0].lcb_reverse) != (head.lcb, head.lcb_reverse):
-        fast = False  # this BLAS is not a sum of products: the exact slow path for everything
+    first = res[0]
+    if fast and (first.lcb, first.lcb_reverse, first.mean_a, first.mean_b, first.winner) != (
+            head.lcb, head.lcb_reverse, head.mean_a, head.mean_b, head.winner):
+        # A BLAS that is not a sum of products, a NumPy whose percentile changed: the
+        # rule's own functions for everything (slower, the same bits as decide).
+        fast = False
         res = _verdicts(a_mat, b_mat, labels, counts=counts, fast=False)
     by_key = dict(zip((c.key for c in live), res[1:], strict=True))
     variants = []
