@@ -48,6 +48,7 @@ def _decide_json(capsys: pytest.CaptureFixture[str], scores: Path) -> dict[str, 
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gated", [False, True])
 def test_decide_robustness_reproduces_run_json_bit_for_bit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], gated: bool,
@@ -72,6 +73,21 @@ def test_decide_robustness_reproduces_run_json_bit_for_bit(
     assert load_run(tmp_path).robustness.to_dict() == rob
 
 
+@pytest.mark.slow
+def test_an_incomplete_run_decided_on_its_complete_items_reproduces_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    h = make_head2head(24, incomplete_items=(3, 9), allow_incomplete=True)
+    assert h.decision.winner != "incomplete" and h.robustness.n == 22
+    save_run(h, tmp_path)
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert main(["decide", str(tmp_path / "scores.jsonl"), "--robustness", "--json",
+                 "--allow-incomplete"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert dumps_canonical(out["robustness"]) == dumps_canonical(run["robustness"])
+
+
+@pytest.mark.slow
 def test_decide_robustness_prints_the_section(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     h = make_head2head(30)

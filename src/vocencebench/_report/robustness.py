@@ -50,11 +50,11 @@ def _weights_line(r: Robustness) -> str:
             f"{tally}; the verdict flips in {w.flips} ({rate:.1f} %)")
 
 
-def _missing(r: Robustness) -> list[tuple[str, str]]:
-    """(labels, note) of the variants not computed, grouped by their reason."""
+def _noted(r: Robustness, computed: bool) -> list[tuple[str, str]]:
+    """(labels, note) of the variants computed (or not) that carry a note, grouped by it."""
     groups: dict[str, list[str]] = {}
     for v in r.variants:
-        if not v.computed:
+        if v.computed == computed and (v.note or not computed):
             groups.setdefault(v.note or "not computed", []).append(v.label)
     return [(", ".join(labels), note) for note, labels in groups.items()]
 
@@ -73,7 +73,8 @@ def summary_lines(r: Robustness) -> list[str]:
         for v in done:
             out.append(f"  {_rule(v):<{w}}  {v.winner or '':<{ww}}  {_num(v.lcb):>{wf}}  "
                        f"{_num(v.lcb_reverse):>{wr}}  {'yes' if v.holds else 'NO'}")
-    out += [f"  not computed ({labels}): {note}" for labels, note in _missing(r)]
+    out += [f"  note ({labels}): {note}" for labels, note in _noted(r, True)]
+    out += [f"  not computed ({labels}): {note}" for labels, note in _noted(r, False)]
     if r.variants or r.weights is not None:
         out.append(f"  {_weights_line(r)}")
     out += [f"  note: {n}" for n in r.notes if not r.summary.endswith(n)]

@@ -92,6 +92,7 @@ def test_fast_means_equal_the_rules_fsum_means_bit_for_bit(
         assert _bits(got[v]) == _bits(bootstrap_means(deltas[:, v], n_boot=64)), v
 
 
+@pytest.mark.slow
 def test_fast_means_at_the_rules_n_boot_and_the_slow_path_for_what_does_not_fit() -> None:
     rng = make_rng(496)
     n = 496
