@@ -59,6 +59,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer ≥ 0 (``--clips 0``: no decisive items)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {value}")
+    return value
+
+
 def add_judge_flags(p: argparse.ArgumentParser) -> None:
     """The shared judge flags (:func:`~vocencebench.commands._judge_args.add_judge_arguments`)
     and ``--votes``."""
