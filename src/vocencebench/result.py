@@ -258,8 +258,7 @@ def save_run(
     if clip_files:
         (Path(directory) / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
     out = write_set(directory, files, manifest_name="run.json", manifest=run)
-    if clips:
-        prune_clips(out, list(clip_files))
+    prune_clips(out, list(clip_files))  # ours, and no longer part of the set
     return out
 
 
