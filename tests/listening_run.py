@@ -38,7 +38,7 @@ HOSTILE_INSTRUCTION = ('"><svg onload=window.__pwned=3> \u2067speak \u05e9\u05dc
 def tone_wav(seconds: float, rate: int, f0: float, seed: int) -> bytes:
     """16-bit mono WAV of a harmonic tone with a little seeded noise."""
     rng = make_rng(seed)
-    n = int(round(seconds * rate))
+    n = round(seconds * rate)
     t = np.arange(n) / rate
     x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 5))
     x = 0.3 * x / np.max(np.abs(x)) + 0.01 * rng.standard_normal(n)

@@ -87,7 +87,7 @@ def test_no_system_name_id_or_cache_key_anywhere(clip_run: tuple, tmp_path: Path
 
 @pytest.mark.slow
 def test_the_page_embeds_text_inertly(clip_run: tuple, tmp_path: Path) -> None:
-    run, h, _ = clip_run
+    run, _, _ = clip_run
     out = tmp_path / "page"
     build_listening_test(run, out, items=30)
     page = (out / "index.html").read_text(encoding="utf-8")
