@@ -80,7 +80,7 @@ class ListeningTest:
         out = [f"listening test {self.test_id}: {len(self.trials)} items of {self.eligible} "
                f"with both clips, questions: {', '.join(self.questions)}",
                "strata (category/direction of δ): "
-               + ", ".join(f"{k} {v}" for k, v in self.strata.items())]
+               + ", ".join(f"{k} {v}" for k, v in self.strata.items() if v)]
         out += list(self.notes)
         out.append(f"open {self.directory / 'index.html'} (works from disk; export the CSV "
                    "when done) or serve it: vocencebench listen ... --serve")
