@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIPS_DIR",
+    "GROUPS",
     "ClipFile",
     "ClipSelection",
     "ExportedClips",
@@ -46,6 +47,9 @@ __all__ = [
     "encode_flac",
     "export_clips",
     "find_cache",
+    "listening_section",
+    "open_for_reading",
+    "prune_clips",
     "read_clip",
     "select_clips",
 ]
@@ -210,6 +214,15 @@ def find_cache(metadata: Mapping[str, Any], run_dir: str | os.PathLike[str]
                   "put it back and run `vocencebench report RUN` (or pass --cache PATH)")
 
 
+def open_for_reading(path: str | os.PathLike[str]) -> Any:
+    """The run cache at ``path``, opened to read clips. Writable when the file is (nothing is
+    written, but the last connection to close then tidies SQLite's ``-wal`` and ``-shm``
+    files away, as the run itself does); read-only otherwise."""
+    from .cache import Cache
+
+    return Cache(path, readonly=not os.access(path, os.W_OK))
+
+
 def read_clip(store: Any, system_id: str, item: Any, sha256: str | None) -> bytes | str:
     """``system_id``'s clip for ``item`` from the cache ``store``, checked against the
     ``sha256`` the run measured — or a short reason why it cannot be had."""
@@ -275,13 +288,11 @@ def export_clips(
     ``cache`` is None. A clip whose file was exported before for the same source is reused
     when the cache cannot give it (writes nothing itself: :func:`prune_clips` removes the
     files no pick uses any more, once the new set is written)."""
-    from .cache import Cache
-
     out = Path(directory)
     store = None
     if cache is not None:
         try:
-            store = Cache(cache, readonly=True)
+            store = open_for_reading(cache)
         except VocenceError as exc:
             note = f"clips: the run's cache {cache} cannot be read ({str(exc)[:200]})"
     files: dict[tuple[str, str], ClipFile] = {}

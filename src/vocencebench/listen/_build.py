@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._report.escape import clean_text
-from ..clips import encode_flac, find_cache, read_clip
+from ..clips import encode_flac, find_cache, open_for_reading, read_clip
 from ..constants import LISTEN_ITEMS, LISTEN_SEED
 from ..errors import ConfigError, VocenceError
 from ..outputs import atomic_write, claim_directory
@@ -230,12 +230,10 @@ def build_listening_test(
     strata = [f"{pairs[i].item.category}/{_direction(pairs[i])}" for i in eligible]
     plan = stratified_sample(strata, items, seed=seed)
     keys = sorted(set(strata))
-    from ..cache import Cache
-
     chosen: list[tuple[int, tuple[Any, int], tuple[Any, int]]] = []
     counts: dict[str, int] = {}
     notes: list[str] = []
-    with Cache(store_path, readonly=True) as store:
+    with open_for_reading(store_path) as store:
         for key, (quota, *members) in zip(keys, plan, strict=True):
             got = 0
             for j in members:
