@@ -224,3 +224,48 @@ def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) 
                    "document.getElementById('script').dir]")
         assert iso == ["isolate", "auto"]
         assert b.console_errors() == []
+
+
+def test_served_page_writes_each_answer_as_it_is_given(site: dict, tmp_path: Path) -> None:
+    """``listen --serve``: the page finds the server and every answer lands in the rater's
+    labels file, the same rows the page exports."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    out = tmp_path / "served"
+    proc = subprocess.Popen([sys.executable, "-m", "vocencebench", "listen", str(site["run"]),
+                             "--out", str(out), "--items", "6", "--serve"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    try:
+        assert proc.stdout is not None
+        url = next(ln.split()[1] for ln in proc.stdout if ln.startswith("serving "))
+        with Browser(tmp_path / "profile") as b:
+            b.goto(url)
+            b.js("new Promise(r => { const t = () => window.vbListen.serve() ? r() : "
+                 "setTimeout(t, 50); t(); })")
+            b.js("document.getElementById('rater').focus()")
+            b.type_text("Served Rater")
+            b.press("Enter")
+            for key in ("ArrowLeft", "ArrowRight", "Enter", "ArrowDown", "ArrowLeft"):
+                b.press(key)
+            b.js("new Promise(r => { const t = () => window.vbListen.state().pending.length"
+                 " ? setTimeout(t, 50) : r(); t(); })")
+            exported = b.js("window.vbListen.csv()")
+            assert b.console_errors() == []
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    [labels] = list((out / "labels").iterdir())
+    written = labels.read_text(encoding="utf-8").splitlines()
+    assert len(written) == 1 + 4
+    assert written == exported.replace("\r\n", "\n").splitlines()
