@@ -115,23 +115,34 @@ def select_clips(
         reasons.setdefault(i, []).append(why)
         group.setdefault(i, g)
 
-    deltas = [(p.b.S - p.a.S, i) for i, p in enumerate(pairs)
-              if p.a.S is not None and p.b.S is not None]
-    ahead_b = sorted((x for x in deltas if x[0] > 0), key=lambda x: (-x[0], x[1]))[:k]
-    ahead_a = sorted((x for x in deltas if x[0] < 0), key=lambda x: (x[0], x[1]))[:k]
-    for n, (d, i) in enumerate(ahead_b, start=1):
-        add(i, "decisive", f"δ {d:+.3f}: {lb} ahead (#{n} of {len(ahead_b)})")
-    for n, (d, i) in enumerate(ahead_a, start=1):
-        add(i, "decisive", f"δ {d:+.3f}: {la} ahead (#{n} of {len(ahead_a)})")
+    # One pass over the pairs (a large run reads them back from disk), then the picks.
+    deltas: list[tuple[float, int]] = []
     vetoes: list[tuple[int, str]] = []
     failures: list[tuple[int, str]] = []
+    scored: dict[str, list[tuple[float, int, float, float]]] = {
+        d: [] for d in registry.dimensions()}
+    ids: dict[int, str] = {}
     for i, p in enumerate(pairs):
+        ids[i] = p.item.id
+        if p.a.S is not None and p.b.S is not None:
+            deltas.append((p.b.S - p.a.S, i))
         for an, label in ((p.analysis_a, la), (p.analysis_b, lb)):
             if an.gate == 0:
                 wer = f"WER {an.wer:.2f}" if an.wer is not None else "WER —"
                 vetoes.append((i, f"gate veto: {label} ({wer})"))
             if an.failure is not None and an.sha256 is not None:
                 failures.append((i, f"{label} failed: {an.failure[:160]}"))
+        if p.incomplete is None:
+            for dim, rows in scored.items():
+                da, db = p.a.d.get(dim), p.b.d.get(dim)
+                if da is not None and db is not None and min(da, db) < 1.0:
+                    rows.append((da + db, i, da, db))
+    ahead_b = sorted((x for x in deltas if x[0] > 0), key=lambda x: (-x[0], x[1]))[:k]
+    ahead_a = sorted((x for x in deltas if x[0] < 0), key=lambda x: (x[0], x[1]))[:k]
+    for n, (d, i) in enumerate(ahead_b, start=1):
+        add(i, "decisive", f"δ {d:+.3f}: {lb} ahead (#{n} of {len(ahead_b)})")
+    for n, (d, i) in enumerate(ahead_a, start=1):
+        add(i, "decisive", f"δ {d:+.3f}: {la} ahead (#{n} of {len(ahead_a)})")
     for g, found in (("gate", vetoes), ("failure", failures)):
         items = list(dict.fromkeys(i for i, _ in found))
         kept = set(items[:cap])
@@ -139,23 +150,13 @@ def select_clips(
         for i, why in found:
             if i in kept:
                 add(i, g, why)
-    for dim in registry.dimensions():
-        scored = [(p.a.d[dim] + p.b.d[dim], i, p.a.d[dim], p.b.d[dim])
-                  for i, p in enumerate(pairs)
-                  if p.incomplete is None and dim in p.a.d and dim in p.b.d
-                  and min(p.a.d[dim], p.b.d[dim]) < 1.0]
-        for _, i, da, db in sorted(scored)[:worst]:
+    for dim, rows in scored.items():
+        for _, i, da, db in sorted(rows)[:worst]:
             add(i, "worst", f"worst {dim}: d {la} {da:.2f}, {lb} {db:.2f}")
-    order = sorted(reasons, key=lambda i: (GROUPS.index(group[i]), _first_rank(i, group,
-                                                                              reasons)))
-    picks = tuple(Pick(i, pairs[i].item.id, group[i], tuple(reasons[i])) for i in order)
+    # Groups were filled in GROUPS order and an item keeps its first group, so the order the
+    # items were first added in is the listing order (group, then rank within it).
+    picks = tuple(Pick(i, ids[i], group[i], tuple(reasons[i])) for i in reasons)
     return ClipSelection(picks, k, worst, cap, {g: n for g, n in omitted.items() if n})
-
-
-def _first_rank(i: int, group: Mapping[int, str], reasons: Mapping[int, list[str]]) -> int:
-    # Within a group, the order items were added in (δ rank, then corpus order): the dicts
-    # keep insertion order, so the position of i among its group's keys is that order.
-    return [j for j in reasons if group[j] == group[i]].index(i)
 
 
 # --------------------------------------------------------------------------- files
@@ -192,10 +193,10 @@ def find_cache(metadata: Mapping[str, Any], run_dir: str | os.PathLike[str]
                ) -> tuple[Path | None, str | None]:
     """(the run's cache file, None) or (None, one line saying why there is none).
 
-    run.json records the path as the run saw it (often relative to where it was started), so
-    the recorded path is tried first, then a file of the same name in the run directory and
-    in its two parent folders (a leaderboard's pairs keep their records one or two levels
-    below the shared cache)."""
+    run.json records the path as the run saw it (often relative to where it was started): an
+    absolute path is tried first, then a file of the same name in the run directory, the
+    recorded path as it stands, and a file of that name in the run directory's two parent
+    folders (a leaderboard's pairs keep their records two levels below the shared cache)."""
     rec = metadata.get("cache")
     path = rec.get("path") if isinstance(rec, Mapping) else None
     if path == os.devnull:
@@ -205,8 +206,11 @@ def find_cache(metadata: Mapping[str, Any], run_dir: str | os.PathLike[str]
         return None, "clips: run.json records no cache, so there are no clips to play"
     recorded = Path(path)
     here = Path(run_dir)
-    candidates = [recorded, here / recorded.name, here.parent / recorded.name,
-                  here.parent.parent / recorded.name]
+    # A relative path was relative to wherever the run was started: the run's own folder
+    # is the better first guess (a clip that is not the measured one is refused anyway).
+    candidates = ([recorded] if recorded.is_absolute() else []) + [
+        here / recorded.name, recorded, here.parent / recorded.name,
+        here.parent.parent / recorded.name]
     for c in candidates:
         if c.is_file():
             return c, None
