@@ -10,9 +10,14 @@ the run "measured". One item can be made hostile (:data:`HOSTILE_TEXT`,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +96,27 @@ def make_clip_run(base: Path, **kw: Any) -> tuple[Path, Head2Head, dict[tuple[st
     """Save the duel of :func:`make_clip_head2head` into ``base/run`` (cache beside it)."""
     h, durations = make_clip_head2head(base / "cache.sqlite", **kw)
     return save_run(h, base / "run"), h, durations
+
+
+@contextlib.contextmanager
+def listen_server(run: Path, out: Path, *, items: int = 8) -> Iterator[tuple[Any, str]]:
+    """``vocencebench listen RUN --out OUT --serve --port 0`` in a child process: yields
+    (the process, the page's URL); the process is killed (SIGKILL) and reaped on exit, its
+    pipes closed. A test may SIGKILL it earlier itself."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.Popen([sys.executable, "-m", "vocencebench", "listen", str(run), "--out",
+                             str(out), "--items", str(items), "--serve", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    try:
+        assert proc.stdout is not None
+        url = next((ln.split()[1] for ln in proc.stdout if ln.startswith("serving ")), None)
+        assert url is not None, "the server printed no URL"
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -174,6 +174,9 @@ class CalibrationReport:
                          f"{_verdict_line(hv)}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")
+        if self.overall.n == 0 and self.unmatched_verdicts == 0:
+            lines.append("no judge verdict at all: agreement needs a run made with a judge "
+                         "(--judge); the human verdict column needs none")
         lines.append("Diagnostic only: these numbers never change a benchmark verdict.")
         return "\n".join(lines)
 

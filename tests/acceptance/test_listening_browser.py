@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from cdp import CHROMIUM, SKIP_REASON, Browser
-from listening_run import HOSTILE_TEXT, make_clip_run
+from listening_run import HOSTILE_TEXT, listen_server, make_clip_run
 from vocencebench._report.escape import clean_text
 from vocencebench.cli import main
 from vocencebench.listen import build_listening_test
@@ -231,19 +231,9 @@ def test_served_page_writes_each_answer_as_it_is_given(site: dict, tmp_path: Pat
     labels file, the same rows the page exports."""
     import os
     import signal
-    import subprocess
-    import sys
 
-    src = Path(__file__).resolve().parents[2] / "src"
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     out = tmp_path / "served"
-    proc = subprocess.Popen([sys.executable, "-m", "vocencebench", "listen", str(site["run"]),
-                             "--out", str(out), "--items", "6", "--serve"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env)
-    try:
-        assert proc.stdout is not None
-        url = next(ln.split()[1] for ln in proc.stdout if ln.startswith("serving "))
+    with listen_server(site["run"], out, items=6) as (proc, url):
         with Browser(tmp_path / "profile") as b:
             b.goto(url)
             b.js("new Promise(r => { const t = () => window.vbListen.serve() ? r() : "
@@ -259,12 +249,6 @@ def test_served_page_writes_each_answer_as_it_is_given(site: dict, tmp_path: Pat
             assert b.console_errors() == []
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
     [labels] = list((out / "labels").iterdir())
     written = labels.read_text(encoding="utf-8").splitlines()
     assert len(written) == 1 + 4

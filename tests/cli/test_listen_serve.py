@@ -7,15 +7,13 @@ import csv
 import json
 import os
 import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from listening_run import make_clip_run
+from listening_run import listen_server, make_clip_run
 from vocencebench.calibration import read_human_csv
 
 pytestmark = pytest.mark.slow
@@ -35,25 +33,10 @@ def post(url: str, body: object, *, ctype: str = "application/json",
             return e.code, json.loads(e.read() or b"{}")
 
 
-def start(run: Path, out: Path) -> tuple[subprocess.Popen[str], str]:
-    src = Path(__file__).resolve().parents[2] / "src"
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    proc = subprocess.Popen([sys.executable, "-m", "vocencebench", "listen", str(run), "--out",
-                             str(out), "--items", "8", "--serve", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("serving "):
-            return proc, line.split()[1]
-    proc.kill()
-    raise AssertionError(f"no URL printed: {proc.stderr.read() if proc.stderr else ''}")
-
-
 def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
     run, _, _ = make_clip_run(tmp_path, n=12)
     out = tmp_path / "blind"
-    proc, url = start(run, out)
-    try:
+    with listen_server(run, out) as (proc, url):
         assert url.startswith("http://127.0.0.1:") and url.endswith("/index.html")
         base = url.rsplit("/", 1)[0]
         with urllib.request.urlopen(f"{base}/api/hello", timeout=10) as r:
@@ -79,13 +62,6 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
             err.value.close()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
     files = list((out / "labels").iterdir())
     assert len(files) == 1  # one rater, one file
     with files[0].open(newline="", encoding="utf-8") as fh:
