@@ -390,7 +390,7 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
         out.append(f"> not scored in this run: {', '.join(missing)}")
     winner = _md(_verdict_text(h).replace("TIE", "tie"))
     out += ["", f"**Decision: {winner}**", "",
-            _md(d.reason), "", *robustness_section.markdown_lines(h.robustness, _md), "",
+            _md(d.reason), "", *robustness_section.markdown_lines(h.robustness), "",
             "## Dimensions", "",
             f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
             f"win rate {lb} | n |", "|---|---|---|---|---|---|---|"]
