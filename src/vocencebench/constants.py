@@ -25,6 +25,10 @@ RULE_NUMBERS: Final = (
 __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
+    "GATE_REPORT_CLIPS",
+    "GATE_SUMMARY_CLIPS",
+    "GATE_WER_BIN_EDGES",
+    "GATE_WER_QUANTILES",
     "PACKAGE_VERSION",
     "RUBRIC_MAX",
     "RULE_NUMBERS",
@@ -59,3 +63,14 @@ MARGIN_SCALE: Final = 0.10
 AGE_TOLERANCE_YEARS: Final = 8.0
 #: Judge rubric scores run 0..RUBRIC_MAX (integers); a judged d is score / RUBRIC_MAX.
 RUBRIC_MAX: Final = 3
+
+# The gate report's numbers (what it shows of the gate; none of them changes a score).
+#: WER quantiles the gate report gives per system (fractions of the clips heard, 0–1).
+GATE_WER_QUANTILES: Final = (0.10, 0.25, 0.50, 0.75, 0.90)
+#: Upper edges of the gate report's WER histogram bins (WER fractions, right-closed, so the
+#: bin ending at τ holds the last clips that pass); a bin "= 0" comes first, "> 1" last.
+GATE_WER_BIN_EDGES: Final = (0.05, 0.10, WER_THRESHOLD, 0.30, 0.50, 1.00)
+#: Vetoed clips the summary text shows per system (report.md and report.html show up to
+#: GATE_REPORT_CLIPS per system; run.json["gate"] keeps every one).
+GATE_SUMMARY_CLIPS: Final = 3
+GATE_REPORT_CLIPS: Final = 200

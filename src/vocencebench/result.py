@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from ._report.gate import gate_record
 from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
@@ -218,7 +219,8 @@ def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
     files = {"scores.jsonl": scores, "report.md": render_markdown(h),
              "report.html": render_html(h)}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
-    run = {"status": h.status(), **h.to_dict()}
+    # "gate": what the gate did (recomputed from the pairs by `vocencebench report`).
+    run = {"status": h.status(), **h.to_dict(), "gate": gate_record(h)}
     return write_set(directory, files, manifest_name="run.json", manifest=run)
 
 
