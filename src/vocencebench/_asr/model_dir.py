@@ -3,7 +3,7 @@
 :func:`check_whisper_dir` refuses a directory that faster-whisper could not load as it is —
 ``model.bin`` missing, truncated or not a CTranslate2 Whisper model, ``config.json`` missing
 or not a JSON object, ``tokenizer.json`` missing (faster-whisper would then fetch a tokenizer
-from the hub), no vocabulary — with one :class:`~vocencebench.errors.ConfigError` naming the
+from the hub) or not shaped like a JSON object, no vocabulary — with one :class:`~vocencebench.errors.ConfigError` naming the
 file. It reads ``model.bin``'s record headers only (seeking over the weights: about 2 ms for
 tiny.en's 148 records), so the check costs nothing next to loading the weights.
 
@@ -59,6 +59,9 @@ TOKENIZER_FILE: Final = "tokenizer.json"
 #: CTranslate2 reads the vocabulary from one of these.
 VOCABULARY_FILES: Final = ("vocabulary.json", "vocabulary.txt")
 
+#: Bytes per item of CTranslate2's data types, by type id (float32, int8, int16, int32,
+#: float16, bfloat16: ``_dtype_to_type_id``'s order).
+_ITEM_BYTES: Final = (4, 1, 2, 4, 2, 2)
 _LAYER = re.compile(r"^(encoder|decoder)/layer_(\d+)/")
 
 
@@ -175,16 +178,22 @@ def read_architecture(path: str | os.PathLike[str]) -> WhisperArchitecture:
                 name = _string(fh, f"the name of variable {i + 1} of {count}")
                 rank = _u(fh, "B", f"the rank of {name!r}")
                 dims = [_u(fh, "I", f"the shape of {name!r}") for _ in range(rank)]
-                _u(fh, "B", f"the type of {name!r}")
+                kind = _u(fh, "B", f"the type of {name!r}")
                 nbytes = _u(fh, "I", f"the size of {name!r}")
+                # Before binary version 4 the byte is the item size itself, not a type id.
+                item = kind if version < 4 else (
+                    _ITEM_BYTES[kind] if kind < len(_ITEM_BYTES) else 0)
+                n = 1
+                for d in dims:
+                    n *= d
+                if item == 0 or n * item != nbytes:
+                    raise ValueError(f"variable {name!r} of shape {dims} and type {kind} "
+                                     f"declares {nbytes} bytes")
                 start = fh.tell()
                 if start + nbytes > size:
                     raise _Truncated(f"the {nbytes} bytes of {name!r} (from byte {start})")
                 fh.seek(nbytes, os.SEEK_CUR)
-                if rank:
-                    n = 1
-                    for d in dims:
-                        n *= d
+                if rank:  # rank-0 variables are settings (activation, alignment layer)
                     params += n
                 m = _LAYER.match(name)
                 if m:
@@ -212,6 +221,30 @@ def read_architecture(path: str | os.PathLike[str]) -> WhisperArchitecture:
         vocabulary=vocab, mel_bins=mels, parameters=params, model_bytes=size)
 
 
+def _json_object(path: Path, fix: str) -> None:
+    """Refuse ``path`` unless it holds one JSON object (``fix``: what to do instead)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); {fix}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a JSON object (got {type(data).__name__}); {fix}")
+
+
+def _looks_like_json_object(path: Path, fix: str) -> None:
+    """Refuse ``path`` unless it starts with ``{`` and ends with ``}`` (past whitespace): an
+    error page saved in its place or a copy cut short. Only its ends are read — parsing
+    tiny.en's 2 MB tokenizer costs 0.1–0.2 s, more than hashing model.bin — and the
+    tokenizer library parses it in full when the weights load."""
+    with path.open("rb") as fh:
+        head = fh.read(64).lstrip()
+        fh.seek(max(0, path.stat().st_size - 64))
+        tail = fh.read().rstrip()
+    if not (head.startswith(b"{") and tail.endswith(b"}")):
+        raise ConfigError(f"{path} is not a JSON object (it does not start with '{{' and end "
+                          f"with '}}'); {fix}")
+
+
 def check_whisper_dir(directory: str | os.PathLike[str]) -> WhisperArchitecture:
     """Refuse a Whisper directory faster-whisper could not load as it is (one
     :class:`ConfigError` naming the file and what is wrong with it), else return the
@@ -228,28 +261,14 @@ def check_whisper_dir(directory: str | os.PathLike[str]) -> WhisperArchitecture:
         raise ConfigError(f"{config} is missing: CTranslate2 reads the model's settings "
                           "(alignment heads, suppressed tokens) from it; re-convert the "
                           "model or copy the config.json of its faster-whisper release")
-    try:
-        settings = json.loads(config.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{config} is not valid JSON ({exc}); re-download or re-convert "
-                          "the model") from None
-    if not isinstance(settings, dict):
-        raise ConfigError(f"{config} is not a JSON object (got {type(settings).__name__}); "
-                          "re-download or re-convert the model")
+    _json_object(config, "re-download or re-convert the model")
     tokenizer = d / TOKENIZER_FILE
     if not tokenizer.is_file():
         raise ConfigError(
             f"{tokenizer} is missing: without it faster-whisper fetches a tokenizer from the "
             "hub (and fails offline); copy tokenizer.json from the model's Hugging Face "
             "release (openai/whisper-<size>) into the directory")
-    try:
-        tok = json.loads(tokenizer.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{tokenizer} is not valid JSON ({exc}); copy tokenizer.json "
-                          "again from the model's release") from None
-    if not isinstance(tok, dict):
-        raise ConfigError(f"{tokenizer} is not a tokenizer (a JSON object); copy "
-                          "tokenizer.json again from the model's release")
+    _looks_like_json_object(tokenizer, "copy tokenizer.json again from the model's release")
     if not any((d / v).is_file() for v in VOCABULARY_FILES):
         raise ConfigError(f"{d / VOCABULARY_FILES[1]} is missing (nor is there a "
                           f"{VOCABULARY_FILES[0]}): CTranslate2 needs the vocabulary; "

@@ -256,6 +256,10 @@ def plain(text: str) -> str:
                    for c in text)
 
 
+#: What a side shows when the recogniser heard nothing.
+NOTHING_HEARD = "(nothing heard)"
+
+
 def _marked(ops: Sequence[WordOp], side: str, mark: Callable[[str, str], str],
             esc: Callable[[str], str]) -> str:
     """One side ("ref" or "hyp") of an alignment, its differing words passed to
@@ -267,7 +271,7 @@ def _marked(ops: Sequence[WordOp], side: str, mark: Callable[[str, str], str],
             continue
         text = " ".join(esc(w) for w in words)
         out.append(text if o.op == "equal" else mark(o.op, text))
-    return " ".join(out)
+    return " ".join(out) or NOTHING_HEARD
 
 
 def _fmt(x: float | None) -> str:
@@ -291,7 +295,10 @@ def _differs_phrase(g: GateReport, d: GateDiffers) -> str:
 
 
 def _text_mark(op: str, text: str) -> str:
-    return f"[{text}]"
+    return {"delete": f"[-{text}]", "insert": f"[+{text}]"}.get(op, f"[{text}]")
+
+
+
 
 
 def _pass_rates(g: GateReport) -> str:
@@ -335,15 +342,29 @@ def gate_summary_lines(h: Head2Head) -> list[str]:
     return out
 
 
+def _clip_cells(c: VetoedClip, mark: Callable[[str, str], str], esc: Callable[[str], str]
+                ) -> tuple[str, str, str]:
+    """A vetoed clip's WER (with the recount when it disagrees), script and heard cells."""
+    wer = f"{c.wer:.3f}" + ("" if c.agrees or c.recounted is None else
+                            f" (recounted {c.recounted:.3f})")
+    if not c.ops:
+        return wer, esc(c.note or ""), ""
+    return wer, _marked(c.ops, "ref", mark, esc), _marked(c.ops, "hyp", mark, esc)
+
+
 def _md_mark(op: str, text: str) -> str:
-    return f"**{text}**"
+    return {"delete": f"~~{text}~~", "insert": f"*{text}*"}.get(op, f"**{text}**")
 
 
-def gate_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
+def gate_markdown(h: Head2Head, escape_md: Callable[[str], str]) -> list[str]:
     """report.md's gate section body (under its heading) for a run whose gate was on,
-    recogniser first; every text from the run goes through ``md`` (the report's Markdown
-    escaping)."""
+    recogniser first; every text from the run goes through :func:`plain` and ``escape_md``
+    (the report's Markdown escaping)."""
     g = gate_report(h)
+
+    def md(text: str) -> str:  # the report's Markdown escaping, control characters shown
+        return escape_md(plain(text))
+
     la, lb = (md(s.label) for s in g.sides)
     out = [md(g.size_line), ""]
     if g.warning:
@@ -375,9 +396,10 @@ def gate_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
     if g.both_vetoed:
         out += ["", f"Vetoed on both sides (not judged): {len(g.both_vetoed)} item(s)."]
     out += ["", "### Vetoed clips", "",
-            "The script and what the recogniser heard, both normalised as the WER counts them; "
-            "the differing words in bold (in the script: words not heard as written; in what "
-            "was heard: the words heard instead, or added).", ""]
+            "The script and what the recogniser heard, both normalised as the WER counts them, "
+            "aligned as the WER counts its errors: **bold** words were heard as something "
+            "else, ~~struck~~ words were not heard, *italic* words were heard but are not in "
+            "the script.", ""]
     if not (a.vetoed or b.vetoed):
         out.append("None.")
         return out
@@ -385,10 +407,7 @@ def gate_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
             "|---|---|---|---|---|"]
     for s in g.sides:
         for c in s.vetoed_clips[:GATE_REPORT_CLIPS]:
-            wer = f"{c.wer:.3f}" + ("" if c.agrees or c.recounted is None else
-                                    f" (recounted {c.recounted:.3f})")
-            ref = _marked(c.ops, "ref", _md_mark, md) if c.ops else md(c.note or "")
-            hyp = _marked(c.ops, "hyp", _md_mark, md) if c.ops else ""
+            wer, ref, hyp = _clip_cells(c, _md_mark, md)
             out.append(f"| {md(s.label)} | {md(c.item)} | {wer} | {ref} | {hyp} |")
         if s.vetoed > GATE_REPORT_CLIPS:
             out.append(f"| {md(s.label)} | … | | {s.vetoed - GATE_REPORT_CLIPS} more in "
@@ -402,9 +421,13 @@ def _html_mark(op: str, text: str) -> str:
 
 
 def gate_html(h: Head2Head) -> str:
-    """report.html's gate section body for a run whose gate was on (every text escaped)."""
+    """report.html's gate section body for a run whose gate was on (every text from the run
+    through :func:`plain` and :func:`html.escape`)."""
     g = gate_report(h)
-    esc = html.escape
+
+    def esc(text: str) -> str:
+        return html.escape(plain(text))
+
     a, b = g.sides
     la, lb = esc(a.label), esc(b.label)
     parts = [f"<p>{esc(g.size_line)}</p>"]
@@ -448,8 +471,9 @@ def gate_html(h: Head2Head) -> str:
         parts.append(f"<p>Vetoed on both sides (not judged): {len(g.both_vetoed)} "
                      "item(s).</p>")
     parts.append("<h3>Vetoed clips</h3><p>The script and what the recogniser heard, both "
-                 "normalised as the WER counts them: <mark>substituted</mark>, "
-                 "<del>not heard</del>, <ins>added</ins>.</p>")
+                 "normalised and aligned as the WER counts them: <mark>heard as something "
+                 "else</mark>, <del>not heard</del>, <ins>heard but not in the script</ins>."
+                 "</p>")
     if not (a.vetoed or b.vetoed):
         parts.append("<p>None.</p>")
         return "".join(parts)
@@ -457,10 +481,7 @@ def gate_html(h: Head2Head) -> str:
             "<th>heard (normalised)</th></tr>"]
     for s in g.sides:
         for c in s.vetoed_clips[:GATE_REPORT_CLIPS]:
-            wer = f"{c.wer:.3f}" + ("" if c.agrees or c.recounted is None else
-                                    f" (recounted {c.recounted:.3f})")
-            ref = _marked(c.ops, "ref", _html_mark, esc) if c.ops else esc(c.note or "")
-            hyp = _marked(c.ops, "hyp", _html_mark, esc) if c.ops else ""
+            wer, ref, hyp = _clip_cells(c, _html_mark, esc)
             rows.append(f"<tr><th>{esc(s.label)}</th><td>{esc(c.item)}</td><td>{wer}</td>"
                         f'<td class="why">{ref}</td><td class="why">{hyp}</td></tr>')
         if s.vetoed > GATE_REPORT_CLIPS:

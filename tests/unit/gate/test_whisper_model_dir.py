@@ -124,9 +124,10 @@ def test_missing_config_tokenizer_garbage_or_vocabulary_are_each_named(tmp_path:
     with pytest.raises(ConfigError, match=r"config\.json is missing"):
         _asr(d)
     d = make_whisper_dir(tmp_path / "b")
-    (d / "tokenizer.json").write_text("<html>rate limited</html>")
-    with pytest.raises(ConfigError, match=r"tokenizer\.json is not valid JSON"):
-        _asr(d)
+    for junk in ("<html>rate limited</html>", '{"version": "1.0", "mod', ""):
+        (d / "tokenizer.json").write_text(junk)
+        with pytest.raises(ConfigError, match=r"tokenizer\.json is not a JSON object"):
+            _asr(d)
     d = make_whisper_dir(tmp_path / "c")
     (d / "vocabulary.txt").unlink()
     with pytest.raises(ConfigError, match=r"vocabulary\.txt is missing"):
