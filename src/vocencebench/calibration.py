@@ -1,18 +1,26 @@
-"""Judge-vs-human agreement: a diagnostic, never an input to the ranking.
+"""Judge-vs-human agreement and the human verdict: a diagnostic, never an input to the
+ranking.
 
 Inputs (formats documented in ``docs/validation.md``):
 
 * human labels, CSV with a header: ``id``, ``dimension``, ``winner`` (``a``, ``b`` or ``tie``)
-  and optionally ``score_a``, ``score_b`` (the rater's 0–3 scores; blank when not given);
-* judge verdicts, JSON Lines: one object per line with ``id`` and the
-  :class:`~vocencebench.schema.Verdict` fields, either at top level or under ``"verdict"``.
+  and optionally ``score_a``, ``score_b`` (the rater's 0–3 scores; blank when not given) and
+  ``rater``. One file or several (one per rater, as ``vocencebench listen`` writes them); a
+  file without a ``rater`` column is one rater named after the file. In a file with a
+  ``rater`` column a later row for the same rater, id and dimension supersedes an earlier one
+  (the append-only log of ``listen --serve``); in one without, a repeated row is an error;
+* judge verdicts: a run directory (its ``run.json``: every pair's verdicts, the labels and
+  the run's winner) or JSON Lines, one object per line with ``id`` and the
+  :class:`~vocencebench.schema.Verdict` fields, at top level or under ``"verdict"``.
 
 Rows are matched on ``(id, dimension)``. Reported per dimension and overall
-(:class:`Agreement`): accuracy of the 3-way winner, Cohen's κ over {a, b, tie}, Spearman's ρ
-between human and judge per-clip scores (both clips of every matched pair with human scores,
-average ranks for ties), and the judge's order-swap consistency rate. A statistic that is
-undefined for the data (κ when chance agreement is 1, ρ with fewer than two points or no
-variance) is None, never a made-up number.
+(:class:`Agreement`): agreement of the 3-way winner with a seeded percentile-bootstrap
+interval over items, Cohen's κ over {a, b, tie}, Spearman's ρ between human and judge
+per-clip scores (average ranks for ties), and the judge's order-swap consistency rate; with
+two or more raters, Krippendorff's α (nominal) between the raters (:func:`krippendorff_alpha`);
+and the human head-to-head (:func:`human_head_to_head`): the paired-bootstrap rule of
+:func:`vocencebench.decide.decide` applied to the raters' preferences. A statistic that is
+undefined for the data is None, never a made-up number.
 """
 
 from __future__ import annotations
@@ -22,22 +30,30 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .schema import Verdict
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, CALIBRATION_BOOTSTRAP_N, CALIBRATION_CI
+from .errors import ConfigError, VocenceError
+from .schema import SCHEMA_VERSION, Decision, Verdict, check_schema_version
 
 __all__ = [
     "LABELS",
     "Agreement",
     "CalibrationReport",
     "HumanLabel",
+    "HumanVerdict",
+    "JudgeSource",
     "agreement",
     "calibrate",
     "calibrate_files",
     "cohen_kappa",
+    "human_head_to_head",
+    "krippendorff_alpha",
+    "preference_scores",
     "read_human_csv",
+    "read_judge",
     "read_verdicts_jsonl",
     "spearman",
 ]
@@ -46,15 +62,21 @@ __all__ = [
 LABELS: tuple[str, str, str] = ("a", "b", "tie")
 
 
+#: A preference as the paired score of each side (:func:`preference_scores`).
+PREFERENCE = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
+
+
 @dataclass(frozen=True)
 class HumanLabel:
-    """One human judgement: item ``id``, ``dimension``, ``winner`` and optional 0–3 scores."""
+    """One human judgement: item ``id``, ``dimension``, ``winner``, optional 0–3 scores and
+    the ``rater`` who gave it."""
 
     id: str
     dimension: str
     winner: str
     score_a: float | None = None
     score_b: float | None = None
+    rater: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,7 +86,10 @@ class Agreement:
     ``accuracy`` (fraction, 0–1) and ``kappa`` (Cohen's κ, −1–1) of the winner;
     ``spearman`` (ρ, −1–1) of per-clip scores over ``n_scored`` pairs (2 clips each);
     ``consistency_rate`` the fraction of verdicts whose two orders agreed;
-    ``confusion[human][judge]`` counts. Undefined statistics are None.
+    ``confusion[human][judge]`` counts. Undefined statistics are None. With several raters
+    ``n`` counts (rater, item) rows and ``accuracy`` is the mean over ``items`` of the share of
+    raters agreeing with the judge (each item weighs the same; one rater: the plain share);
+    ``ci_low``/``ci_high`` bound it (percentile bootstrap over items, ``ci_level``).
     """
 
     n: int
@@ -74,6 +99,22 @@ class Agreement:
     n_scored: int
     consistency_rate: float | None
     confusion: dict[str, dict[str, int]] = field(default_factory=dict)
+    items: int = 0
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_level: float = CALIBRATION_CI
+
+
+@dataclass(frozen=True)
+class HumanVerdict:
+    """The raters' head-to-head on one dimension (or ``"ALL"``): the decision of
+    :func:`vocencebench.decide.decide` on the per-item preference scores, and whether it
+    names the run's winner (``same_as_run``; None when the run's winner is not known)."""
+
+    dimension: str
+    decision: Decision | None
+    run_winner: str | None
+    same_as_run: bool | None
 
 
 @dataclass(frozen=True)
@@ -84,17 +125,37 @@ class CalibrationReport:
     by_dimension: dict[str, Agreement]
     unmatched_human: int
     unmatched_verdicts: int
+    raters: tuple[str, ...] = ()
+    inter_rater: dict[str, float | None] = field(default_factory=dict)
+    human_verdicts: dict[str, HumanVerdict] = field(default_factory=dict)
+    labels: tuple[str, str] = ("a", "b")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        from dataclasses import asdict
-
         return {
             "overall": asdict(self.overall),
             "by_dimension": {d: asdict(a) for d, a in self.by_dimension.items()},
             "unmatched_human": self.unmatched_human,
             "unmatched_verdicts": self.unmatched_verdicts,
+            "raters": list(self.raters),
+            "inter_rater_alpha": dict(self.inter_rater),
+            "labels": list(self.labels),
+            "human_head_to_head": {
+                d: {"winner": None if v.decision is None else v.decision.winner,
+                    "decision": None if v.decision is None else v.decision.to_dict(),
+                    "run_winner": v.run_winner, "same_as_run": v.same_as_run}
+                for d, v in self.human_verdicts.items()},
         }
+
+    def rows(self) -> list[tuple[str, Agreement, float | None, HumanVerdict | None]]:
+        """Per dimension then ``ALL``: (name, agreement, inter-rater α, human verdict)."""
+        names = [*self.by_dimension, *(d for d in self.human_verdicts
+                                       if d not in self.by_dimension and d != "ALL")]
+        out = [(d, self.by_dimension.get(d, agreement([])), self.inter_rater.get(d),
+                self.human_verdicts.get(d)) for d in names]
+        out.append(("ALL", self.overall, self.inter_rater.get("ALL"),
+                    self.human_verdicts.get("ALL")))
+        return out
 
     def summary(self) -> str:
         """A small text table (diagnostic only)."""
@@ -102,15 +163,31 @@ class CalibrationReport:
         def f(x: float | None) -> str:
             return "n/a" if x is None else f"{x:.3f}"
 
-        lines = [f"{'dimension':<14}{'n':>5}{'acc':>8}{'kappa':>8}{'rho':>8}{'consist':>9}"]
-        rows = [*self.by_dimension.items(), ("ALL", self.overall)]
-        for name, a in rows:
-            lines.append(f"{name:<14}{a.n:>5}{f(a.accuracy):>8}{f(a.kappa):>8}"
-                         f"{f(a.spearman):>8}{f(a.consistency_rate):>9}")
+        lines = [f"raters: {len(self.raters)} ({', '.join(self.raters) or 'none'})",
+                 f"{'dimension':<14}{'n':>5}{'acc':>8}{'95% CI':>16}{'kappa':>8}{'rho':>8}"
+                 f"{'consist':>9}{'alpha':>8}  human verdict"]
+        for name, a, alpha, hv in self.rows():
+            ci = ("n/a" if a.ci_low is None or a.ci_high is None
+                  else f"[{a.ci_low:.3f}, {a.ci_high:.3f}]")
+            lines.append(f"{name:<14}{a.n:>5}{f(a.accuracy):>8}{ci:>16}{f(a.kappa):>8}"
+                         f"{f(a.spearman):>8}{f(a.consistency_rate):>9}{f(alpha):>8}  "
+                         f"{_verdict_line(hv)}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")
+        if self.overall.n == 0 and self.unmatched_verdicts == 0:
+            lines.append("no judge verdict at all: agreement needs a run made with a judge "
+                         "(--judge); the human verdict column needs none")
         lines.append("Diagnostic only: these numbers never change a benchmark verdict.")
         return "\n".join(lines)
+
+
+def _verdict_line(hv: HumanVerdict | None) -> str:
+    if hv is None or hv.decision is None:
+        return "n/a"
+    d = hv.decision
+    same = ("" if hv.same_as_run is None else
+            " = the run's" if hv.same_as_run else f" ≠ the run's ({hv.run_winner})")
+    return f"{d.winner} (n={d.n}, LCB {d.lcb:+.3f} vs {d.margin:.3f}){same}"
 
 
 def cohen_kappa(
@@ -159,8 +236,15 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return cov / math.sqrt(vx * vy)
 
 
-def agreement(pairs: Sequence[tuple[HumanLabel, Verdict]]) -> Agreement:
-    """:class:`Agreement` of matched (human label, verdict) pairs."""
+def agreement(
+    pairs: Sequence[tuple[HumanLabel, Verdict]],
+    *,
+    n_boot: int = CALIBRATION_BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CALIBRATION_CI,
+) -> Agreement:
+    """:class:`Agreement` of matched (human label, verdict) pairs; the interval is seeded
+    (``seed``, ``n_boot`` resamples of the items) and pure."""
     human = [h.winner for h, _ in pairs]
     judge = [v.winner for _, v in pairs]
     n = len(pairs)
@@ -175,43 +259,169 @@ def agreement(pairs: Sequence[tuple[HumanLabel, Verdict]]) -> Agreement:
     confusion = {r: {c: 0 for c in LABELS} for r in LABELS}
     for a, b in zip(human, judge, strict=True):
         confusion[a][b] += 1
+    per_item: dict[str, list[float]] = {}
+    for h, v in pairs:
+        per_item.setdefault(h.id, []).append(1.0 if h.winner == v.winner else 0.0)
+    shares = [math.fsum(x) / len(x) for x in per_item.values()]
+    low = high = None
+    if len(shares) >= 2:
+        from .metrics import bootstrap_ci
+
+        ci = bootstrap_ci(shares, level=level, n_boot=n_boot, seed=seed)
+        low, high = ci.low, ci.high
     return Agreement(
         n=n,
-        accuracy=(sum(a == b for a, b in zip(human, judge, strict=True)) / n) if n else None,
+        accuracy=(math.fsum(shares) / len(shares)) if shares else None,
         kappa=cohen_kappa(human, judge),
         spearman=spearman(xs, ys),
         n_scored=n_scored,
         consistency_rate=(sum(v.consistent for _, v in pairs) / n) if n else None,
         confusion=confusion,
+        items=len(shares),
+        ci_low=low,
+        ci_high=high,
+        ci_level=level,
     )
 
 
-def calibrate(
-    human: Iterable[HumanLabel], verdicts: Mapping[tuple[str, str], Verdict]
-) -> CalibrationReport:
-    """Match ``human`` labels to ``verdicts`` keyed by ``(id, dimension)`` and measure."""
-    pairs: list[tuple[HumanLabel, Verdict]] = []
-    seen: set[tuple[str, str]] = set()
-    unmatched_human = 0
+def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:
+    """Krippendorff's α for nominal labels: ``units`` are the labels the raters gave each
+    unit (an item and a dimension); units with fewer than two labels are not pairable and
+    are left out. α = 1 − (n − 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c · n_k over the coincidence
+    matrix o (each unit's ordered pairs of labels weighted 1 / (m_u − 1)); None when there
+    is no pairable unit or every label is the same (no disagreement is possible)."""
+    o: dict[tuple[str, str], float] = {}
+    for labels in units:
+        m = len(labels)
+        if m < 2:
+            continue
+        for i, c in enumerate(labels):
+            for j, k in enumerate(labels):
+                if i != j:
+                    o[(c, k)] = o.get((c, k), 0.0) + 1.0 / (m - 1)
+    if not o:
+        return None
+    n_c: dict[str, float] = {}
+    for (c, _), w in o.items():
+        n_c[c] = n_c.get(c, 0.0) + w
+    n = math.fsum(n_c.values())
+    observed = math.fsum(w for (c, k), w in o.items() if c != k)
+    expected = math.fsum(n_c[c] * n_c[k] for c in n_c for k in n_c if c != k)
+    if expected == 0:
+        return None
+    return 1.0 - (n - 1.0) * observed / expected
+
+
+def preference_scores(labels: Sequence[HumanLabel]) -> tuple[float, float]:
+    """The paired score (S_a, S_b) of one item from its raters' preferences: each rater's
+    winner a → (1, 0), b → (0, 1), tie → (½, ½), averaged over the raters (and over the
+    dimensions when ``labels`` spans several). S_a + S_b = 1, so δ = S_b − S_a runs from −1
+    (everyone preferred a) to +1."""
+    if not labels:
+        raise ConfigError("preference_scores needs at least one label")
+    sa = math.fsum(PREFERENCE[h.winner][0] for h in labels) / len(labels)
+    return sa, 1.0 - sa
+
+
+def human_head_to_head(
+    human: Sequence[HumanLabel],
+    *,
+    labels: tuple[str, str] = ("a", "b"),
+    run_winner: str | None = None,
+    n_boot: int = BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, HumanVerdict]:
+    """The raters' verdict per dimension and over all of them (``"ALL"``: per item, the mean
+    over its labelled dimensions of :func:`preference_scores`), decided by exactly the run's
+    rule, :func:`vocencebench.decide.decide` (same resamples, seed and margin), on the items
+    the raters labelled."""
+    from .decide import decide
+
+    by_dim: dict[str, dict[str, list[HumanLabel]]] = {}
     for h in human:
-        key = (h.id, h.dimension)
+        by_dim.setdefault(h.dimension, {}).setdefault(h.id, []).append(h)
+    out: dict[str, HumanVerdict] = {}
+
+    def verdict(name: str, items: Mapping[str, Sequence[Sequence[HumanLabel]]]) -> None:
+        sa, sb = [], []
+        for groups in items.values():
+            # Each dimension of the item weighs the same, whatever its number of raters.
+            per_dim = [preference_scores(g)[0] for g in groups]
+            a = math.fsum(per_dim) / len(per_dim)
+            sa.append(a)
+            sb.append(1.0 - a)
+        d = decide(sa, sb, labels=labels, n_boot=n_boot, seed=seed) if sa else None
+        same = None if run_winner is None or d is None else d.winner == run_winner
+        out[name] = HumanVerdict(name, d, run_winner, same)
+
+    for dim in sorted(by_dim):
+        verdict(dim, {i: [g] for i, g in by_dim[dim].items()})
+    every: dict[str, list[list[HumanLabel]]] = {}
+    for dim in sorted(by_dim):
+        for i, g in by_dim[dim].items():
+            every.setdefault(i, []).append(g)
+    if every:
+        verdict("ALL", every)
+    return out
+
+
+def calibrate(
+    human: Iterable[HumanLabel],
+    verdicts: Mapping[tuple[str, str], Verdict],
+    *,
+    labels: tuple[str, str] = ("a", "b"),
+    run_winner: str | None = None,
+    n_boot: int = CALIBRATION_BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CALIBRATION_CI,
+) -> CalibrationReport:
+    """Match ``human`` labels to ``verdicts`` keyed by ``(id, dimension)`` and measure:
+    agreement per dimension and overall, Krippendorff's α between raters, and the human
+    head-to-head (``labels`` and ``run_winner``: the run's, to say whether the raters name
+    the same winner). A rater labelling the same id and dimension twice is an error."""
+    rows = list(human)
+    pairs: list[tuple[HumanLabel, Verdict]] = []
+    seen: set[tuple[str, str, str]] = set()
+    unmatched_human = 0
+    matched: set[tuple[str, str]] = set()
+    for h in rows:
+        key = (h.rater, h.id, h.dimension)
         if key in seen:
-            raise ConfigError(f"two human labels for id {h.id!r}, dimension {h.dimension!r}; "
-                              "keep one row per pair (e.g. the raters' majority)")
+            who = f"rater {h.rater!r}: " if h.rater else ""
+            raise ConfigError(f"{who}two human labels for id {h.id!r}, dimension "
+                              f"{h.dimension!r}; keep one row per pair and rater")
         seen.add(key)
-        v = verdicts.get(key)
+        v = verdicts.get((h.id, h.dimension))
         if v is None:
             unmatched_human += 1
         else:
             pairs.append((h, v))
+            matched.add((h.id, h.dimension))
     by_dim: dict[str, list[tuple[HumanLabel, Verdict]]] = {}
     for h, v in pairs:
         by_dim.setdefault(h.dimension, []).append((h, v))
+    kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
+    raters = tuple(sorted({h.rater for h in rows}))
+    alpha: dict[str, float | None] = {}
+    if len(raters) >= 2:
+        units: dict[tuple[str, str], list[str]] = {}
+        for h in rows:
+            units.setdefault((h.dimension, h.id), []).append(h.winner)
+        for dim in sorted({d for d, _ in units}):
+            alpha[dim] = krippendorff_alpha([u for (d, _), u in units.items() if d == dim])
+        alpha["ALL"] = krippendorff_alpha(units.values())
+    # The overall agreement weighs each (item, dimension) the same.
+    overall_pairs = [(HumanLabel(f"{h.id}\x1f{h.dimension}", h.dimension, h.winner, h.score_a,
+                                 h.score_b, h.rater), v) for h, v in pairs]
     return CalibrationReport(
-        overall=agreement(pairs),
-        by_dimension={d: agreement(p) for d, p in sorted(by_dim.items())},
+        overall=agreement(overall_pairs, **kw),
+        by_dimension={d: agreement(p, **kw) for d, p in sorted(by_dim.items())},
         unmatched_human=unmatched_human,
-        unmatched_verdicts=len(verdicts) - len(pairs),
+        unmatched_verdicts=len(set(verdicts) - matched),
+        raters=raters,
+        inter_rater=alpha,
+        human_verdicts=human_head_to_head(rows, labels=labels, run_winner=run_winner),
+        labels=labels,
     )
 
 
@@ -228,7 +438,11 @@ def _score(value: str | None, where: str) -> float | None:
 
 
 def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
-    """Read human labels (see the module docstring for the columns)."""
+    """Read human labels (see the module docstring for the columns). A file without a
+    ``rater`` column is one rater named after the file (its stem); with one, a blank rater is
+    the file's stem too, and a later row for the same rater, id and dimension replaces the
+    earlier one."""
+    stem = Path(path).stem
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
@@ -236,8 +450,10 @@ def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
             missing = {"id", "dimension", "winner"} - cols
             if missing:
                 raise ConfigError(f"{path}: missing column(s) {', '.join(sorted(missing))}; "
-                                  "need id,dimension,winner[,score_a,score_b]")
-            out = []
+                                  "need id,dimension,winner[,score_a,score_b][,rater]")
+            log = "rater" in cols
+            out: dict[tuple[str, str, str], HumanLabel] = {}
+            plain: list[HumanLabel] = []
             for line, row in enumerate(reader, start=2):
                 where = f"{path}:{line}"
                 winner = (row.get("winner") or "").strip().lower()
@@ -249,10 +465,62 @@ def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
                 sa, sb = _score(row.get("score_a"), where), _score(row.get("score_b"), where)
                 if (sa is None) != (sb is None):
                     raise ConfigError(f"{where}: give both score_a and score_b, or neither")
-                out.append(HumanLabel(ident, dim, winner, sa, sb))
+                rater = (row.get("rater") or "").strip() or stem
+                label = HumanLabel(ident, dim, winner, sa, sb, rater)
+                if log:
+                    out.pop((rater, ident, dim), None)  # re-insert: the latest row's place
+                    out[(rater, ident, dim)] = label
+                else:
+                    plain.append(label)
     except OSError as exc:
         raise ConfigError(f"cannot read human labels {path}: {exc.strerror}") from exc
-    return out
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason})") from None
+    return list(out.values()) if log else plain
+
+
+@dataclass(frozen=True)
+class JudgeSource:
+    """The judge's side of a calibration: ``verdicts`` keyed by (id, dimension), the run's
+    ``labels`` and ``winner`` (None when read from JSON Lines, which carry neither)."""
+
+    verdicts: dict[tuple[str, str], Verdict]
+    labels: tuple[str, str] = ("a", "b")
+    winner: str | None = None
+
+
+def read_judge(source: str | os.PathLike[str]) -> JudgeSource:
+    """The judge's verdicts from a run directory (``run.json``: every pair's verdicts, with
+    the run's labels and winner) or from a JSON Lines file (:func:`read_verdicts_jsonl`)."""
+    p = Path(source)
+    if not p.is_dir():
+        return JudgeSource(read_verdicts_jsonl(p))
+    from .pair import PairResult
+
+    f = p / "run.json"
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p} is not a run directory: {f} is missing") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{f} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != "head2head":
+        raise ConfigError(f"{f} is not a vocencebench run record (kind 'head2head')")
+    check_schema_version(data.get("schema_version", SCHEMA_VERSION), str(f))
+    out: dict[tuple[str, str], Verdict] = {}
+    try:
+        labels = (str(data["labels"][0]), str(data["labels"][1]))
+        winner = str(data["decision"]["winner"])
+        for raw in data["pairs"]:
+            pr = PairResult.from_dict(raw)
+            for dim, v in pr.verdicts.items():
+                out[(pr.item.id, dim)] = v
+    except VocenceError as exc:
+        raise ConfigError(f"{f} is not a readable run record: {str(exc)[:300]}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ConfigError(f"{f} is not a complete run record ({type(exc).__name__}: "
+                          f"{exc})") from None
+    return JudgeSource(out, labels, winner)
 
 
 def read_verdicts_jsonl(path: str | os.PathLike[str]) -> dict[tuple[str, str], Verdict]:
@@ -285,7 +553,20 @@ def read_verdicts_jsonl(path: str | os.PathLike[str]) -> dict[tuple[str, str], V
 
 
 def calibrate_files(
-    human_csv: str | os.PathLike[str], verdicts_jsonl: str | os.PathLike[str]
+    human_csv: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    verdicts: str | os.PathLike[str],
+    *,
+    n_boot: int = CALIBRATION_BOOTSTRAP_N,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CALIBRATION_CI,
 ) -> CalibrationReport:
-    """:func:`calibrate` over the two files."""
-    return calibrate(read_human_csv(human_csv), read_verdicts_jsonl(verdicts_jsonl))
+    """:func:`calibrate` over one or several human-label files (one rater each, or with a
+    ``rater`` column) and the judge's verdicts: a run directory or a JSON Lines file
+    (:func:`read_judge`)."""
+    files = [human_csv] if isinstance(human_csv, str | os.PathLike) else list(human_csv)
+    if not files:
+        raise ConfigError("calibrate needs at least one human-label file")
+    human = [h for f in files for h in read_human_csv(f)]
+    judge = read_judge(verdicts)
+    return calibrate(human, judge.verdicts, labels=judge.labels, run_winner=judge.winner,
+                     n_boot=n_boot, seed=seed, level=level)

@@ -29,6 +29,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "vocencebench.commands.decide",
     "vocencebench.commands.corpus",
     "vocencebench.commands.judge",
+    "vocencebench.commands.listen",
     "vocencebench.commands.calibrate",
     "vocencebench.commands.cache",
     "vocencebench.commands.redteam",

@@ -25,11 +25,19 @@ RULE_NUMBERS: Final = (
 __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
+    "BOARD_DECISIVE_CLIPS",
+    "CALIBRATION_BOOTSTRAP_N",
+    "CALIBRATION_CI",
     "GATE_REPORT_CLIPS",
     "GATE_SUMMARY_CLIPS",
     "GATE_WER_BIN_EDGES",
     "GATE_WER_QUANTILES",
+    "LISTEN_ITEMS",
+    "LISTEN_SEED",
     "PACKAGE_VERSION",
+    "REPORT_DECISIVE_CLIPS",
+    "REPORT_GROUP_CLIPS_MAX",
+    "REPORT_WORST_CLIPS",
     "RUBRIC_MAX",
     "RULE_NUMBERS",
 ]
@@ -63,6 +71,26 @@ MARGIN_SCALE: Final = 0.10
 AGE_TOLERANCE_YEARS: Final = 8.0
 #: Judge rubric scores run 0..RUBRIC_MAX (integers); a judged d is score / RUBRIC_MAX.
 RUBRIC_MAX: Final = 3
+
+# --------------------------------------------------------------------------- listening
+# Report and listening-test sizes; none of them touches a score or a verdict.
+
+#: Items per direction of δ = S_b − S_a whose clips a run's report plays (the most decisive).
+REPORT_DECISIVE_CLIPS: Final = 8
+#: Items per scored dimension with the lowest d (both systems together) a report plays.
+REPORT_WORST_CLIPS: Final = 3
+#: At most this many items per group of gate vetoes or of system failures (the rest are
+#: counted in the section): keeps a report of a badly broken system under its size budget.
+REPORT_GROUP_CLIPS_MAX: Final = 40
+#: Items per direction of δ that the leaderboard page plays for each pair.
+BOARD_DECISIVE_CLIPS: Final = 3
+#: Items in a blind listening test (``vocencebench listen --items``).
+LISTEN_ITEMS: Final = 40
+#: The listening test's sample and left/right order: seeded from the project seed.
+LISTEN_SEED: Final = PROJECT_SEED
+#: Resamples and two-sided level of the judge-vs-human agreement interval (calibrate).
+CALIBRATION_BOOTSTRAP_N: Final = 2000
+CALIBRATION_CI: Final = 0.95
 
 # The gate report's numbers (what it shows of the gate; none of them changes a score).
 #: WER quantiles the gate report gives per system (fractions of the clips heard, 0–1).

@@ -364,8 +364,10 @@ def _md(text: str) -> str:
     return out.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(h: Head2Head) -> str:
-    """The run as Markdown: status, dimension table, gate, decision and metadata."""
+def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
+    """The run as Markdown: status, dimension table, gate, decision and metadata.
+    ``extra``: rendered lines of sections made from more than the run (the listening
+    pointer, a human-labels table), placed before the metadata."""
     la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
@@ -385,11 +387,13 @@ def render_markdown(h: Head2Head) -> str:
                    f"{_fmt(r.win_rate_b, True)} | {r.n} |")
     out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
     out += ["", "## Intelligibility gate", ""]
-    out += gate_markdown(h, _md) if gate_on(h) else ["OFF: no transcriber ran."]
+    out += gate_markdown(h) if gate_on(h) else ["OFF: no transcriber ran."]
     out += ["", "## Measured value per requested level", ""]
     out += _response_lines(h)
     out += ["", "## Failures", ""]
     out += _failures_markdown(h)
+    if extra:
+        out += ["", *extra]
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
     # A fence longer than any backtick run inside, so no label can close it early.
@@ -535,8 +539,10 @@ def _failures_html(h: Head2Head) -> str:
     return "".join(rows)
 
 
-def render_html(h: Head2Head) -> str:
-    """One self-contained HTML page (inline CSS and SVG; nothing fetched)."""
+def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
+    """One self-contained HTML page (inline CSS and SVG; nothing fetched but the clips of
+    the listening section, relative files beside it). ``extra``: HTML of sections made from
+    more than the run (listening, human labels), placed before the metadata."""
     la, lb = h.labels
     d = h.decision
     rows = _dimension_rows(h)
@@ -579,6 +585,6 @@ def render_html(h: Head2Head) -> str:
 {_failures_html(h)}
 <h2>Confusion matrices (requested × measured)</h2>
 {_confusion_html(h)}
-<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
+{"".join(extra)}<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """

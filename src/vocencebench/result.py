@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, overload
 
 from ._report.gate import gate_record
+from .clips import CLIPS_DIR, prune_clips
+from .constants import REPORT_DECISIVE_CLIPS
 from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
@@ -199,29 +201,67 @@ class Head2Head:
         """Everything, as canonical JSON (``run.json``)."""
         return dumps_canonical(self.to_dict())
 
-    def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write scores.jsonl, run.json, report.md and report.html into ``directory``."""
-        return save_run(self, directory)
+    def save(self, directory: str | os.PathLike[str], *, clips: bool = True) -> Path:
+        """Write scores.jsonl, run.json, report.md and report.html (and, with ``clips``, the
+        listening section's clips from the run's cache) into ``directory``."""
+        return save_run(self, directory, clips=clips)
 
 
 # ----------------------------------------------------------------------------- run files
 
 
-def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
-    """Write ``scores.jsonl``, ``report.md``, ``report.html`` and then ``run.json`` (which records
-    the sha256 of the other three) into ``directory``, each atomically; return the directory.
+def save_run(
+    h: Head2Head,
+    directory: str | os.PathLike[str],
+    *,
+    clips: bool = True,
+    cache: str | os.PathLike[str] | None = None,
+    k: int = REPORT_DECISIVE_CLIPS,
+    labels: Sequence[str | os.PathLike[str]] = (),
+) -> Path:
+    """Write ``scores.jsonl``, ``report.md``, ``report.html``, the listening section's clips
+    (``clips/*.flac``) and then ``run.json`` (which records the sha256 of every other file)
+    into ``directory``, each atomically; return the directory.
+
+    ``clips``: export the clips of :func:`vocencebench.clips.select_clips` (``k`` items per
+    direction of δ) from the run's cache, or from ``cache`` when given; a missing cache is one
+    line in the section, never an error. ``labels``: human-label CSV files whose agreement
+    with the judge the reports show as a diagnostic table (they change no score, no decision
+    and no byte of ``scores.jsonl`` or of the decision in ``run.json``).
 
     Everything is rendered before anything is written, and ``run.json`` is removed first and
     written last (:func:`vocencebench.outputs.write_set`): a kill during the save leaves the
-    previous complete set, no ``run.json`` at all, or the new complete set.
+    previous complete set, no ``run.json`` at all, or the new complete set. Clip files no
+    longer used are removed after the new set is complete.
     """
+    html_extra: list[str] = []
+    md_extra: list[str] = []
+    clip_files: dict[str, bytes] = {}
+    if clips:
+        from .clips import listening_section
+
+        section, lines, clip_files = listening_section(
+            h.pairs, h.labels, h.registry, h.metadata, directory, cache=cache, k=k)
+        html_extra.append(section)
+        md_extra += lines
+    if labels:
+        from ._report.labels import labels_section
+
+        section, lines = labels_section(h, labels)
+        html_extra.append(section)
+        md_extra += ["", *lines]
     scores = "".join(dumps_canonical(s.to_dict()) + "\n" for s in h.samples)
-    files = {"scores.jsonl": scores, "report.md": render_markdown(h),
-             "report.html": render_html(h)}
+    files: dict[str, str | bytes] = {
+        "scores.jsonl": scores, "report.md": render_markdown(h, extra=md_extra),
+        "report.html": render_html(h, extra=html_extra), **clip_files}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
     # "gate": what the gate did (recomputed from the pairs by `vocencebench report`).
     run = {"status": h.status(), **h.to_dict(), "gate": gate_record(h)}
-    return write_set(directory, files, manifest_name="run.json", manifest=run)
+    if clip_files:
+        (Path(directory) / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
+    out = write_set(directory, files, manifest_name="run.json", manifest=run)
+    prune_clips(out, list(clip_files))  # ours, and no longer part of the set
+    return out
 
 
 def verify_run(directory: str | os.PathLike[str]) -> list[str]:

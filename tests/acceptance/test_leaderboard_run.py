@@ -4,6 +4,7 @@ cell reproduced by ``vocencebench decide`` bit for bit, O(N) judge calls in anch
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -378,3 +379,24 @@ def test_a_ninth_trait_is_laid_out_by_the_leaderboards_own_registry(tmp_path: Pa
     assert "| system | breathiness | pace |" in md
     page = (out / "leaderboard.html").read_text(encoding="utf-8")
     assert page.index("<th>breathiness</th>") < page.index("<th>pace</th>")
+
+
+@pytest.mark.slow
+def test_the_board_plays_each_pairs_decisive_items_and_listen_takes_a_pair(
+        judged: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = judged["out1"]
+    page = (out / "leaderboard.html").read_text(encoding="utf-8")
+    section = page[page.index('id="listening"'):page.index("<h2>Failures")]
+    for c in judged["first"].standings.cells:
+        assert f"<h3>{c.incumbent} vs {c.challenger}</h3>" in section
+    srcs = set(re.findall(r'src="(clips/[0-9a-f]{20}\.flac)"', section))
+    assert srcs and all((out / s).is_file() for s in srcs)
+    doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    first = doc["pairs"][0]
+    assert (out / first["record"] / "run.json").is_file()
+    pair = f"{first['challenger']},{first['incumbent']}"  # either order names the pair
+    assert main(["listen", str(out), "--pair", pair, "--out", str(tmp_path / "t"),
+                 "--items", "3"]) == 0
+    assert "3 items of" in capsys.readouterr().out
+    assert main(["listen", str(out), "--out", str(tmp_path / "u")]) == 2
+    assert "pick a pair with --pair" in capsys.readouterr().err

@@ -19,9 +19,7 @@ from the run's (another normaliser version) is flagged, never silently replaced.
 
 from __future__ import annotations
 
-import html
 import math
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,13 +34,13 @@ from ..constants import (
 from ..errors import ConfigError
 from ..textnorm import WordOp, align
 from ..transcribe import GATE_MIN_WHISPER_SIZE, recogniser_warning
+from .escape import clean_text, html_text, md_text
 
 if TYPE_CHECKING:
     from ..result import Head2Head
 
 __all__ = ["GateDiffers", "GateReport", "SideGate", "VetoedClip", "gate_html",
-           "gate_markdown", "gate_on", "gate_record", "gate_report", "gate_summary_lines",
-           "plain"]
+           "gate_markdown", "gate_on", "gate_record", "gate_report", "gate_summary_lines"]
 
 #: Recounted WERs closer than this (a fraction) to the run's agree (float rounding only).
 _AGREE = 1e-9
@@ -248,14 +246,6 @@ def gate_record(h: Head2Head) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- rendering
 
 
-def plain(text: str) -> str:
-    """``text`` safe to print on a terminal: control and format characters (escape
-    sequences, bells, bidi overrides) written as ``\\xNN`` / ``\\uNNNN``, never sent."""
-    return "".join(c if unicodedata.category(c)[0] != "C" or c == " " else
-                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-                   for c in text)
-
-
 #: What a side shows when the recogniser heard nothing.
 NOTHING_HEARD = "(nothing heard)"
 
@@ -263,13 +253,13 @@ NOTHING_HEARD = "(nothing heard)"
 def _marked(ops: Sequence[WordOp], side: str, mark: Callable[[str, str], str],
             esc: Callable[[str], str]) -> str:
     """One side ("ref" or "hyp") of an alignment, its differing words passed to
-    ``mark(kind, escaped words)``; every word goes through ``esc`` first."""
+    ``mark(kind, escaped words)``; every run of words goes through ``esc`` first."""
     out = []
     for o in ops:
         words = o.ref if side == "ref" else o.hyp
         if not words:
             continue
-        text = " ".join(esc(w) for w in words)
+        text = esc(" ".join(words))
         out.append(text if o.op == "equal" else mark(o.op, text))
     return " ".join(out) or NOTHING_HEARD
 
@@ -308,36 +298,36 @@ def _pass_rates(g: GateReport) -> str:
 
 def gate_summary_lines(h: Head2Head) -> list[str]:
     """The summary text's gate lines, recogniser first; empty when the gate is off (the
-    summary then says so itself). Every text from a run passes through :func:`plain`."""
+    summary then says so itself). Every text from a run passes through ``clean_text``."""
     g = gate_report(h)
     if not g.on:
         return []
-    out = [f"gate:         {plain(g.size_line)}"]
+    out = [f"gate:         {clean_text(g.size_line)}"]
     if g.warning:
         out.append(f"  {g.warning}")
-    out.append(f"gate pass:    {plain(_pass_rates(g))}")
-    out += [f"  {plain(_side_line(s))}" for s in g.sides]
+    out.append(f"gate pass:    {clean_text(_pass_rates(g))}")
+    out += [f"  {clean_text(_side_line(s))}" for s in g.sides]
     if g.differs:
         shown = ", ".join(_differs_phrase(g, d) for d in g.differs[:GATE_SUMMARY_CLIPS])
         more = f" and {len(g.differs) - GATE_SUMMARY_CLIPS} more" if len(
             g.differs) > GATE_SUMMARY_CLIPS else ""
-        out.append(f"  gate verdict differs on {len(g.differs)} item(s): {plain(shown)}{more}")
+        out.append(f"  gate verdict differs on {len(g.differs)} item(s): {clean_text(shown)}{more}")
     else:
         out.append("  gate verdict differs on no item")
     if g.both_vetoed:
         out.append(f"  vetoed on both sides: {len(g.both_vetoed)} item(s) (not judged)")
     for s in g.sides:
         for c in s.vetoed_clips[:GATE_SUMMARY_CLIPS]:
-            out.append(f"  vetoed {plain(s.label)} {plain(c.item)}: WER {c.wer:.3f}"
+            out.append(f"  vetoed {clean_text(s.label)} {clean_text(c.item)}: WER {c.wer:.3f}"
                        + ("" if c.agrees or c.recounted is None else
                           f" (recounted here: {c.recounted:.3f})"))
             if c.ops:
-                out.append(f"      script: {_marked(c.ops, 'ref', _text_mark, plain)}")
-                out.append(f"      heard:  {_marked(c.ops, 'hyp', _text_mark, plain)}")
+                out.append(f"      script: {_marked(c.ops, 'ref', _text_mark, clean_text)}")
+                out.append(f"      heard:  {_marked(c.ops, 'hyp', _text_mark, clean_text)}")
             elif c.note:
-                out.append(f"      {plain(c.note)}")
+                out.append(f"      {clean_text(c.note)}")
         if s.vetoed > GATE_SUMMARY_CLIPS:
-            out.append(f"  ({s.vetoed - GATE_SUMMARY_CLIPS} more vetoed {plain(s.label)} "
+            out.append(f"  ({s.vetoed - GATE_SUMMARY_CLIPS} more vetoed {clean_text(s.label)} "
                        "clip(s) in report.md)")
     return out
 
@@ -356,15 +346,11 @@ def _md_mark(op: str, text: str) -> str:
     return {"delete": f"~~{text}~~", "insert": f"*{text}*"}.get(op, f"**{text}**")
 
 
-def gate_markdown(h: Head2Head, escape_md: Callable[[str], str]) -> list[str]:
+def gate_markdown(h: Head2Head) -> list[str]:
     """report.md's gate section body (under its heading) for a run whose gate was on,
-    recogniser first; every text from the run goes through :func:`plain` and ``escape_md``
-    (the report's Markdown escaping)."""
+    recogniser first; every text from the run goes through ``md_text``."""
     g = gate_report(h)
-
-    def md(text: str) -> str:  # the report's Markdown escaping, control characters shown
-        return escape_md(plain(text))
-
+    md = md_text
     la, lb = (md(s.label) for s in g.sides)
     out = [md(g.size_line), ""]
     if g.warning:
@@ -422,12 +408,9 @@ def _html_mark(op: str, text: str) -> str:
 
 def gate_html(h: Head2Head) -> str:
     """report.html's gate section body for a run whose gate was on (every text from the run
-    through :func:`plain` and :func:`html.escape`)."""
+    through ``html_text``)."""
     g = gate_report(h)
-
-    def esc(text: str) -> str:
-        return html.escape(plain(text))
-
+    esc = html_text
     a, b = g.sides
     la, lb = esc(a.label), esc(b.label)
     parts = [f"<p>{esc(g.size_line)}</p>"]

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._report.escape import html_text
 from ..charts import page_css, page_head, svg_open, unit_grid
-from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from ..clips import export_clips, find_cache, prune_clips, select_clips
+from ..constants import BOARD_DECISIVE_CLIPS, BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..outputs import atomic_write
 from ..schema import dumps_canonical
 
@@ -294,8 +296,9 @@ def _bt_html(st: Standings) -> str:
     return head + "".join(rows)
 
 
-def render_html(lb: Leaderboard) -> str:
-    """One self-contained HTML page."""
+def render_html(lb: Leaderboard, *, listening: str = "") -> str:
+    """One self-contained HTML page (``listening``: the decisive items of each pair, whose
+    clips are relative files in ``clips/``)."""
     st = lb.standings
     doc = lb.to_dict()
     dims = _dimensions(lb)
@@ -309,6 +312,7 @@ def render_html(lb: Leaderboard) -> str:
     trait_rows.append("</table>")
     recompute = "\n".join(lb.recompute_command(p) for p in lb.runs)
     title = f"vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items"
+    failures = json.dumps(doc["failures"], indent=2, ensure_ascii=False)
     meta = json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False)
     return page_head(title, _CSS) + f"""\
 <div class="status">{html.escape(chr(10).join(lb.status()))}</div>
@@ -330,7 +334,7 @@ margin that lead had to clear; hover for the full audit trail.</p>
 {''.join(trait_rows) if dims else ""}
 <h2>Bradley–Terry summary</h2>
 {_bt_html(st)}
-<h2>Failures</h2><pre>{html.escape(json.dumps(doc["failures"], indent=2, ensure_ascii=False))}</pre>
+{listening}<h2>Failures</h2><pre>{html.escape(failures)}</pre>
 <h2>Canaries</h2><p>{html.escape(doc["canaries"].get("line", doc["canaries"]["status"]))}</p>
 <pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
 <h2>Recompute every cell</h2><pre>{html.escape(recompute)}</pre>
@@ -370,9 +374,47 @@ def save_leaderboard(lb: Leaderboard, directory: str | os.PathLike[str]) -> Path
         for f in pairs_dir.glob("*.scores.jsonl"):
             if f not in keep:
                 f.unlink()
+    records = lb.records()
+    for pair, h in lb.runs.items():
+        rec = out / records[pair]
+        rec.mkdir(parents=True, exist_ok=True)
+        atomic_write(rec / "run.json", h.to_json() + "\n")
+    listening, clip_files = _listening(lb, out)
+    for name, data in clip_files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / name, data)
     doc: dict[str, Any] = lb.to_dict()
     atomic_write(out / "leaderboard.md", render_markdown(lb))
-    atomic_write(out / "leaderboard.html", render_html(lb))
+    atomic_write(out / "leaderboard.html", render_html(lb, listening=listening))
     atomic_write(out / "leaderboard.json",
                  json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    prune_clips(out, list(clip_files))
     return out
+
+
+def _listening(lb: Leaderboard, out: Path) -> tuple[str, dict[str, bytes]]:
+    """The leaderboard's listening section (the :data:`BOARD_DECISIVE_CLIPS` items with the
+    largest δ each way, per pair) and its clip files, from the leaderboard's cache; one line
+    instead when the cache is gone."""
+    from .._report.listening import listening_html
+    from ..errors import MissingDependencyError
+
+    head = '<h2 id="listening">Listen: the decisive items of each pair</h2>'
+    path, note = find_cache(lb.metadata, out)
+    if path is None:
+        return f'{head}<p class="miss">{html_text(note)}</p>', {}
+    parts = [head]
+    files: dict[str, bytes] = {}
+    for (x, y), h in lb.runs.items():
+        sel = select_clips(h.pairs, h.labels, lb.registry, k=BOARD_DECISIVE_CLIPS, worst=0,
+                           cap=0)
+        systems = h.metadata.get("systems") or {}
+        try:
+            got, writes = export_clips(h.pairs, sel, out, systems=dict(systems),
+                                       labels=h.labels, cache=path)
+        except MissingDependencyError as exc:
+            return f'{head}<p class="miss">{html_text(f"clips: not exported ({exc})")}</p>', {}
+        files.update(writes)
+        parts.append(listening_html(h.pairs, h.labels, lb.registry.dimensions(), sel, got,
+                                    heading=f"{x} vs {y}", level=3))
+    return "".join(parts), files

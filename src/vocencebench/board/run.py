@@ -122,6 +122,13 @@ class Leaderboard:
         return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}.scores.jsonl"
                 for k, (x, y) in enumerate(self.runs)}
 
+    def records(self) -> dict[tuple[str, str], str]:
+        """Pair → the folder (relative to the output directory) holding the pair's full
+        record, ``run.json`` (every row, analysis and verdict), which ``vocencebench listen
+        --pair`` and ``calibrate --run`` read."""
+        return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}"
+                for k, (x, y) in enumerate(self.runs)}
+
     def recompute_command(self, pair: tuple[str, str]) -> str:
         """The command that recomputes the cell of ``pair`` (run in the output directory)."""
         x, y = pair
@@ -202,8 +209,10 @@ class Leaderboard:
         """Everything of ``leaderboard.json``."""
         st = self.standings.to_dict()
         files = self.scores_files()
+        records = self.records()
         for cell, pair in zip(st["pairs"], self.runs, strict=True):
             cell["scores_file"] = files[pair]
+            cell["record"] = records[pair]
             cell["recompute"] = self.recompute_command(pair)
         layout = "combined" if self.combined_scores() is not None else "per-pair"
         return {

@@ -29,6 +29,7 @@ __all__ = [
     "load_items",
     "make_probes",
     "make_transcriber",
+    "nonnegative_int",
     "positive_int",
     "run_demo_leaderboard",
 ]
@@ -48,15 +49,25 @@ EXIT_INTERRUPTED: Final = 130
 # ----------------------------------------------------------------------------- arguments
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer ≥ 1 (``--workers 0`` must not silently mean "all CPUs")."""
+def _int_at_least(text: str, low: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ {low}, got {text!r}"
+                                         ) from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be ≥ {low}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (``--workers 0`` must not silently mean "all CPUs")."""
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer ≥ 0 (``--clips 0``: no decisive items)."""
+    return _int_at_least(text, 0)
 
 
 def add_judge_flags(p: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""``vocencebench calibrate HUMAN.csv VERDICTS.jsonl``: judge-vs-human agreement (diagnostic)."""
+"""``vocencebench calibrate LABELS.csv… (VERDICTS.jsonl | RUN | --run RUN)``: judge-vs-human
+agreement, inter-rater agreement and the human head-to-head (diagnostic)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import Any
 
 from ..calibration import calibrate_files
+from ..errors import ConfigError
 
 __all__ = ["register", "run"]
 
@@ -17,23 +19,38 @@ def register(subparsers: Any) -> None:
         "calibrate",
         help="measure how well judge verdicts agree with human labels (diagnostic only)",
         description=(
-            "Match human labels (CSV: id,dimension,winner[,score_a,score_b]) to judge "
-            "verdicts (JSON Lines: id plus the verdict fields) on id and dimension, and report "
-            "accuracy, Cohen's kappa, Spearman's rho of per-clip scores and the order-swap "
-            "consistency rate, per dimension and overall. See docs/validation.md."
-        ),
+            "Match human labels (CSV: id,dimension,winner[,score_a,score_b][,rater]; one file "
+            "per rater, as `vocencebench listen` exports them) to the judge's verdicts (a run "
+            "directory, or JSON Lines: id plus the verdict fields) on id and dimension, and "
+            "report per dimension and overall: agreement with a bootstrap interval, Cohen's "
+            "kappa, Spearman's rho of per-clip scores, the judge's order-swap consistency, "
+            "Krippendorff's alpha between raters (two or more), and the human head-to-head "
+            "under the run's paired-bootstrap rule. Nothing here changes a verdict. See "
+            "docs/validation.md."),
     )
-    p.add_argument("human", metavar="HUMAN.csv", help="human labels")
-    p.add_argument("verdicts", metavar="VERDICTS.jsonl", help="judge verdicts")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="human-label CSV file(s), then the verdicts (VERDICTS.jsonl or a run "
+                        "directory) unless --run names them")
+    p.add_argument("--run", default=None, metavar="RUN",
+                   help="read the judge's verdicts from this run directory (run.json); then "
+                        "every FILE is a human-label file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``calibrate``."""
-    report = calibrate_files(args.human, args.verdicts)
+    files = list(args.files)
+    if args.run is not None:
+        human, verdicts = files, args.run
+    elif len(files) >= 2:
+        human, verdicts = files[:-1], files[-1]
+    else:
+        raise ConfigError("give the human-label file(s) and then the verdicts (a JSON Lines "
+                          "file or a run directory), or pass --run RUN")
+    report = calibrate_files(human, verdicts)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        print(json.dumps(report.to_dict(), indent=2, allow_nan=False))
     else:
         print(report.summary())
     return 0

@@ -6,6 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from ..constants import REPORT_DECISIVE_CLIPS
+from ._common import nonnegative_int
+
 __all__ = ["register", "run"]
 
 
@@ -13,6 +16,18 @@ def register(subparsers: Any) -> None:
     """Add the ``report`` command to the CLI's subparsers."""
     rep = subparsers.add_parser("report", help="re-render the reports of a saved run")
     rep.add_argument("run", help="run directory (with run.json)")
+    rep.add_argument("--labels", nargs="+", default=(), metavar="FILE",
+                     help="human-label CSV file(s) (one per rater, as `vocencebench listen` "
+                          "exports them): add a diagnostic agreement table; the verdict does "
+                          "not change")
+    rep.add_argument("--cache", default=None, metavar="PATH",
+                     help="the run cache to read the listening section's clips from (default: "
+                          "the one run.json records)")
+    rep.add_argument("--clips", type=nonnegative_int, default=REPORT_DECISIVE_CLIPS,
+                     metavar="K", help="items per direction of δ in the listening section "
+                                       f"(default {REPORT_DECISIVE_CLIPS})")
+    rep.add_argument("--no-clips", action="store_true",
+                     help="leave the listening section (and clips/) out")
     rep.set_defaults(func=run)
 
 
@@ -22,11 +37,13 @@ def run(args: argparse.Namespace) -> int:
 
     h2h = load_run(args.run)
     torn = verify_run(args.run)
-    save_run(h2h, args.run)
+    save_run(h2h, args.run, clips=not args.no_clips, cache=args.cache, k=args.clips,
+             labels=args.labels)
     print(h2h.summary())
     if torn:
         # run.json is the record; the other files are re-rendered from it, restoring the set.
-        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn)}); "
+        more = f"; and {len(torn) - 3} more" if len(torn) > 3 else ""
+        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn[:3])}{more}); "
               "rewrote them from run.json", file=sys.stderr)
     print(f"\nreports re-rendered in {args.run}")
     return 0

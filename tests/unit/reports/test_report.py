@@ -15,6 +15,7 @@ import pytest
 
 from synthetic_run import LABELS, STATUS, make_head2head
 from vocencebench.cli import main
+from vocencebench.clips import listening_section
 from vocencebench.errors import ConfigError
 from vocencebench.report import render_html, render_markdown, render_summary
 from vocencebench.result import Head2Head, load_run, save_run
@@ -122,7 +123,9 @@ def test_report_command_refuses_a_run_json_of_a_newer_version(
 
 def test_markdown_opens_with_status_then_decision(h2h: Head2Head, run_dir: Path) -> None:
     md = (run_dir / "report.md").read_text(encoding="utf-8")
-    assert md == render_markdown(h2h)
+    # The saved report adds the listening pointer (this synthetic run has no cache).
+    assert md == render_markdown(h2h, extra=["## Listen", "", "clips: run.json records no "
+                                             "cache, so there are no clips to play"])
     lines = md.splitlines()
     assert lines[0] == f"# vocencebench: {LABELS[0]} vs {LABELS[1]}"
     quoted = [ln[2:] for ln in lines[1:] if ln.startswith("> ")]
@@ -146,7 +149,10 @@ def test_summary_opens_with_status_and_ends_with_decision(h2h: Head2Head) -> Non
 
 def test_html_is_self_contained(h2h: Head2Head, run_dir: Path) -> None:
     page = (run_dir / "report.html").read_text(encoding="utf-8")
-    assert page == render_html(h2h)
+    section, _, files = listening_section(h2h.pairs, h2h.labels, h2h.registry, h2h.metadata,
+                                          run_dir)
+    assert files == {}  # no cache recorded: nothing to play, one line says so
+    assert page == render_html(h2h, extra=[section])
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     low = page.lower()
     # Nothing is fetched: no remote or protocol-relative src/href, no scripts, no fonts,

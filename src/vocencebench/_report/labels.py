@@ -1,0 +1,77 @@
+"""The human-labels section of a report (``vocencebench report RUN --labels FILE…``): per
+dimension, the judge's agreement with the raters, Cohen's κ, the judge's order-swap
+consistency, Krippendorff's α between raters and the raters' own head-to-head under the
+run's rule. A diagnostic: the section is computed from the run and the files, and nothing in
+it feeds back into a score or the decision.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..calibration import CalibrationReport, HumanVerdict, calibrate, read_human_csv
+from .escape import html_text, md_text
+
+if TYPE_CHECKING:
+    from ..result import Head2Head
+    from ..schema import Verdict
+
+__all__ = ["labels_report", "labels_section"]
+
+_NOTE = ("DIAGNOSTIC — human labels never change the verdict above: the decision, every "
+         "score and scores.jsonl are the same bytes with or without them.")
+
+
+def labels_report(h: Head2Head, files: Sequence[str | os.PathLike[str]]) -> CalibrationReport:
+    """:func:`vocencebench.calibration.calibrate` of the label ``files`` against the run's
+    own verdicts, labels and winner."""
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    for p in h.pairs:
+        for dim, v in p.verdicts.items():
+            verdicts[(p.item.id, dim)] = v
+    human = [x for f in files for x in read_human_csv(f)]
+    return calibrate(human, verdicts, labels=h.labels, run_winner=h.decision.winner)
+
+
+def _f(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def _human(hv: HumanVerdict | None) -> tuple[str, str]:
+    if hv is None or hv.decision is None:
+        return "—", "—"
+    d = hv.decision
+    same = "—" if hv.same_as_run is None else ("yes" if hv.same_as_run else "NO")
+    return f"{d.winner} (n={d.n}, LCB {d.lcb:+.3f} vs margin {d.margin:.3f})", same
+
+
+def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
+                   ) -> tuple[str, list[str]]:
+    """(HTML, Markdown lines) of the section for the label ``files``."""
+    r = labels_report(h, files)
+    head = ["dimension", "rows", "agreement", f"{100 * r.overall.ci_level:.0f}% CI", "κ",
+            "judge consistency", "α (raters)", "human verdict", "same as the run"]
+    body = []
+    for name, a, alpha, hv in r.rows():
+        ci = "—" if a.ci_low is None or a.ci_high is None else f"[{a.ci_low:.3f}, {a.ci_high:.3f}]"
+        verdict, same = _human(hv)
+        body.append([name, str(a.n), _f(a.accuracy), ci, _f(a.kappa), _f(a.consistency_rate),
+                     _f(alpha), verdict, same])
+    raters = ", ".join(r.raters) or "none"
+    tail = (f"{len(r.raters)} rater(s): {raters}; unmatched: {r.unmatched_human} human rows, "
+            f"{r.unmatched_verdicts} judge verdicts.")
+    rows_html = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>"
+                        for row in body)
+    section = (f'<h2 id="human-labels">Human labels (diagnostic)</h2>'
+               f'<div class="banner" style="background:#eef2ff;border-color:#6366f1">'
+               f"{html.escape(_NOTE)}</div><table><tr>"
+               + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"
+               + rows_html + f"</table><p>{html_text(tail)}</p>")
+    md = ["## Human labels (diagnostic)", "", f"> **{md_text(_NOTE)}**", "",
+          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in body]
+    md += ["", md_text(tail)]
+    return section, md

@@ -1,0 +1,120 @@
+"""``vocencebench listen``'s folder: the seeded stratified sample, the left/right order, one
+sample rate, and nothing anywhere in it that names a system."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+
+from listening_run import HOSTILE_TEXT, LABELS, SYSTEM_IDS, make_clip_run
+from vocencebench.cache import clip_key
+from vocencebench.cli import main
+from vocencebench.errors import ConfigError
+from vocencebench.listen import build_listening_test, stratified_sample
+
+
+@pytest.fixture(scope="module")
+def clip_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict]:
+    return make_clip_run(tmp_path_factory.mktemp("listenrun"), n=30)
+
+
+def test_stratified_allocation_by_hand() -> None:
+    # 10 items: 6 in "x", 3 in "y", 1 in "z"; n = 5 → exact quotas 3, 1.5, 0.5: floors 3, 1, 0
+    # and the one left goes to the largest remainder, a tie between y and z broken by order.
+    strata = ["x"] * 6 + ["y"] * 3 + ["z"]
+    plan = stratified_sample(strata, 5, seed=11)
+    assert [q for q, *_ in plan] == [3, 2, 0]
+    assert [sorted(members) for _, *members in plan] == [[0, 1, 2, 3, 4, 5], [6, 7, 8], [9]]
+    assert plan == stratified_sample(strata, 5, seed=11)
+    assert plan != stratified_sample(strata, 5, seed=12)
+    assert [q for q, *_ in stratified_sample(strata, 50)] == [6, 3, 1]  # capped at the total
+    with pytest.raises(ConfigError, match="--items"):
+        stratified_sample(strata, 0)
+
+
+@pytest.mark.slow
+def test_the_folder_is_deterministic_and_one_rate(clip_run: tuple, tmp_path: Path) -> None:
+    run, h, _ = clip_run
+    one = build_listening_test(run, tmp_path / "one", items=12, seed=5)
+    two = build_listening_test(run, tmp_path / "two", items=12, seed=5)
+    other = build_listening_test(run, tmp_path / "three", items=12, seed=6)
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*")
+                   if p.is_file())
+    for rel in files:
+        assert (tmp_path / "one" / rel).read_bytes() == (tmp_path / "two" / rel).read_bytes()
+    assert one.trials == two.trials and one.trials != other.trials
+    assert len(one.trials) == 12 and len({t.item for t in one.trials}) == 12
+    assert 0 < sum(t.swap for t in one.trials) < 12  # both orders occur
+    rates = {sf.info(str(p)).samplerate for p in (tmp_path / "one" / "clips").iterdir()}
+    assert rates == {24000}  # a at 22.05 kHz was brought to b's 24 kHz
+    data = json.loads((tmp_path / "one" / "test.json").read_text(encoding="utf-8"))
+    for t, rec in zip(one.trials, data["trials"], strict=True):
+        p = h.pairs[t.index]
+        assert rec["id"] == p.item.id == t.item and rec["swap"] == t.swap
+        # The left clip is the run's b exactly when swap is set: compare the durations.
+        left = sf.info(str(tmp_path / "one" / rec["left"]))
+        want = p.analysis_b.duration if t.swap else p.analysis_a.duration
+        assert left.frames / left.samplerate == pytest.approx(want, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_no_system_name_id_or_cache_key_anywhere(clip_run: tuple, tmp_path: Path) -> None:
+    run, h, _ = clip_run
+    out = tmp_path / "blind"
+    build_listening_test(run, out, items=30, questions=("naturalness", "tone", "instruction"))
+    secrets = {*LABELS, *SYSTEM_IDS.values()}
+    for p in h.pairs:
+        for sid in SYSTEM_IDS.values():
+            secrets.add(clip_key(sid, p.item))
+        for an in (p.analysis_a, p.analysis_b):
+            if an.sha256:
+                secrets.add(an.sha256)
+                secrets.add(an.sha256[:20])  # the report's clip file names
+    found = []
+    for f in out.rglob("*"):
+        name = str(f.relative_to(out))
+        data = f.read_bytes() if f.is_file() else b""
+        for s in secrets:
+            if s in name or s.encode() in data or s.lower().encode() in data.lower():
+                found.append((name, s))
+    assert found == []
+    assert sorted(p.name for p in out.iterdir()) == [".vocencebench", "clips", "index.html",
+                                                     "test.json"]
+
+
+@pytest.mark.slow
+def test_the_page_embeds_text_inertly(clip_run: tuple, tmp_path: Path) -> None:
+    run, _, _ = clip_run
+    out = tmp_path / "page"
+    build_listening_test(run, out, items=30)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count("<script") == 2  # the data and the app, nothing from an item
+    assert "onerror" in page  # only as escaped data in the JSON element:
+    data = page[page.index('id="vb-test">'):page.index("</script>")]
+    assert "<" not in data.removeprefix('id="vb-test">') and "\\u003cscript" in data
+    assert "\x07" not in page and "\x00" not in page
+    assert HOSTILE_TEXT not in page and "innerHTML" not in page
+
+
+@pytest.mark.slow
+def test_listen_command(clip_run: tuple, tmp_path: Path,
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    run, _, _ = clip_run
+    assert main(["listen", str(run), "--out", str(tmp_path / "t"), "--items", "5",
+                 "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "5 items of" in out and "index.html" in out
+    bad = tmp_path / "stranger"
+    bad.mkdir()
+    (bad / "x.txt").write_text("mine")
+    assert main(["listen", str(run), "--out", str(bad)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert main(["listen", str(run), "--out", str(tmp_path / "q"),
+                 "--questions", "tone,loudness"]) == 2
+    assert "questions must be" in capsys.readouterr().err
+    assert main(["listen", str(run), "--out", str(tmp_path / "c"), "--cache",
+                 str(tmp_path / "nope.sqlite")]) == 2
+    assert "no cache at" in capsys.readouterr().err
