@@ -14,7 +14,9 @@ histogram); the items where the gate's verdict differs between the two systems; 
 every vetoed clip the normalised script and transcript with the differing words marked,
 from the alignment the WER is counted on (:func:`vocencebench.textnorm.align`). Each vetoed
 clip's WER is counted again from its script and transcript; a clip whose recount differs
-from the run's (another normaliser version) is flagged, never silently replaced.
+from the run's (another normaliser version) is flagged, never silently replaced. Text from
+the run (labels, item ids, scripts, transcripts) is escaped by
+:mod:`vocencebench._report.escape`, one function per format.
 """
 
 from __future__ import annotations
