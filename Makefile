@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
 DEMO_EXTRAS := probes
-TEST_EXTRAS := probes,classifiers,whisper,dask,neural,dev
+TEST_EXTRAS := probes,classifiers,whisper,whisper-offline,dask,neural,dev
 
 .PHONY: demo test test-fast lint bench venv clean
 

@@ -11,7 +11,7 @@ marked ``slow`` run in ``make test`` only; ``make test-fast`` is ``pytest -m "no
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -21,6 +21,19 @@ from seeding import TEST_SEED, make_rng
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def user_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """vocencebench's user cache (the remembered model digests of ``_asr.digest``) is a folder
+    of the test session, never the home of whoever runs the tests; subprocesses inherit it."""
+    old = os.environ.get("VOCENCE_CACHE_DIR")
+    os.environ["VOCENCE_CACHE_DIR"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if old is None:
+        os.environ.pop("VOCENCE_CACHE_DIR", None)
+    else:
+        os.environ["VOCENCE_CACHE_DIR"] = old
 
 
 @pytest.fixture

@@ -31,8 +31,9 @@ JUDGE_MODEL = "gemini-2.5-flash"
 PROMPT_VERSION = "vb-judge-2026.11-v1"
 STATUS = [
     "intelligibility gate OFF: no transcriber given, so WER is not measured and no clip is "
-    "vetoed for saying the wrong words; pass a transcriber (e.g. whisper_transcriber()) to "
-    "turn it on",
+    "vetoed for saying the wrong words; pass a transcriber to turn it on: --asr "
+    "whisper:tiny.en (whisper_transcriber(\"tiny.en\"), extra whisper-offline) is a real but "
+    "weak offline gate, whisper:large-v3 the recommended one",
     f"judge: {JUDGE_MODEL} (prompt {PROMPT_VERSION})",
     "probes: gender@1, pitch@1, pace@1, loudness@1, age@1",
     "NOT MEASURED (no probe): emotion, accent",

@@ -427,6 +427,10 @@ def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,
         "bootstrap": {"n_boot": BOOTSTRAP_N, "seed": BOOTSTRAP_SEED},
         "executor": {"name": getattr(exe, "name", "?"), "workers": getattr(exe, "workers", 1)},
     }
+    if transcriber is not None:  # what gated: name, size, package, model digest
+        from .transcribe import recogniser_record
+
+        meta["asr"] = recogniser_record(transcriber)
     if judge is not None:
         backend = getattr(judge, "backend", None)
         usage = getattr(backend, "usage", None)

@@ -28,6 +28,10 @@ __all__ = [
     "BOARD_DECISIVE_CLIPS",
     "CALIBRATION_BOOTSTRAP_N",
     "CALIBRATION_CI",
+    "GATE_REPORT_CLIPS",
+    "GATE_SUMMARY_CLIPS",
+    "GATE_WER_BIN_EDGES",
+    "GATE_WER_QUANTILES",
     "LISTEN_ITEMS",
     "LISTEN_SEED",
     "PACKAGE_VERSION",
@@ -113,3 +117,14 @@ ROBUSTNESS_FLIP_TOLERANCE: Final = 0.05
 #: much (absolute, on [0, 1]; a libm whose log/exp differ in the last bits) for the variants
 #: recomputed from d to be computed at all; a larger gap means the scores were edited.
 ROBUSTNESS_RECOMPUTE_TOLERANCE: Final = 1e-12
+
+# The gate report's numbers (what it shows of the gate; none of them changes a score).
+#: WER quantiles the gate report gives per system (fractions of the clips heard, 0–1).
+GATE_WER_QUANTILES: Final = (0.10, 0.25, 0.50, 0.75, 0.90)
+#: Upper edges of the gate report's WER histogram bins (WER fractions, right-closed, so the
+#: bin ending at τ holds the last clips that pass); a bin "= 0" comes first, "> 1" last.
+GATE_WER_BIN_EDGES: Final = (0.05, 0.10, WER_THRESHOLD, 0.30, 0.50, 1.00)
+#: Vetoed clips the summary text shows per system (report.md and report.html show up to
+#: GATE_REPORT_CLIPS per system; run.json["gate"] keeps every one).
+GATE_SUMMARY_CLIPS: Final = 3
+GATE_REPORT_CLIPS: Final = 200

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._report import robustness as robustness_section
+from ._report.gate import gate_html, gate_markdown, gate_on, gate_summary_lines
 from .charts import (
     COLOUR_A,
     COLOUR_B,
@@ -25,7 +26,6 @@ from .charts import (
     page_css,
     page_head,
 )
-from .constants import WER_THRESHOLD
 from .metrics import ConfusionMatrix, confusion_matrices, control_success, win_rates
 from .schema import INCOMPLETE
 from .scores import reason_cause
@@ -76,14 +76,6 @@ def _dimension_rows(h: Head2Head) -> list[_DimRow]:
             w.rate if w is not None else None, len(xa),
         ))
     return rows
-
-
-def _gate_rates(h: Head2Head) -> tuple[float | None, float | None]:
-    out: list[float | None] = []
-    for side in ("a", "b"):
-        gates = [getattr(p, side).gate for p in h.pairs if getattr(p, side).gate is not None]
-        out.append(_mean([float(g) for g in gates if g is not None]) if gates else None)
-    return out[0], out[1]
 
 
 def _fmt(x: float | None, pct: bool = False) -> str:
@@ -348,9 +340,7 @@ def render_summary(h: Head2Head) -> str:
         )
     d = h.decision
     lines.append(f"{'composite S':<13} {_fmt(d.mean_a):>{w + 7}} {_fmt(d.mean_b):>{w + 7}}")
-    ga, gb = _gate_rates(h)
-    lines.append("gate pass:    " + ("OFF (no transcriber)" if ga is None and gb is None
-                                     else f"{la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}"))
+    lines += gate_summary_lines(h) or ["gate pass:    OFF (no transcriber)"]
     flats = [f"{lab} {r.trait} (span {r.span[lab]:.2f} {r.unit})" for r in _responses(h)
              for lab in h.labels if r.flat.get(lab)]
     if flats:
@@ -399,10 +389,8 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
                    f"{_fmt(r.success_a, True)} | {_fmt(r.success_b, True)} | "
                    f"{_fmt(r.win_rate_b, True)} | {r.n} |")
     out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
-    ga, gb = _gate_rates(h)
-    out += ["", "## Intelligibility gate", "",
-            "OFF: no transcriber ran." if ga is None and gb is None
-            else f"Pass rate: {la} {_fmt(ga, True)}, {lb} {_fmt(gb, True)}."]
+    out += ["", "## Intelligibility gate", ""]
+    out += gate_markdown(h) if gate_on(h) else ["OFF: no transcriber ran."]
     out += ["", "## Measured value per requested level", ""]
     out += _response_lines(h)
     out += ["", "## Failures", ""]
@@ -561,7 +549,6 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     la, lb = h.labels
     d = h.decision
     rows = _dimension_rows(h)
-    ga, gb = _gate_rates(h)
     status = "\n".join(_cache_warning(h) + h.status()
                        + ([f"not scored: {', '.join(_not_scored(h))}"]
                           if _not_scored(h) else []))
@@ -575,9 +562,8 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
                      f"<td>{r.n}</td></tr>")
     table.append(f"<tr><th>composite S</th><td>{_fmt(d.mean_a)}</td><td>{_fmt(d.mean_b)}</td>"
                  f"<td></td><td></td><td></td><td>{d.n}</td></tr></table>")
-    gate = ("OFF — no transcriber ran; no sample was gated." if ga is None and gb is None
-            else f"pass rate: {html.escape(la)} {_fmt(ga, True)}, "
-                 f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ {WER_THRESHOLD:g})")
+    gate = (gate_html(h) if gate_on(h)
+            else "<p>OFF — no transcriber ran; no sample was gated.</p>")
     verdict = _verdict_text(h).replace("TIE", "tie")
     banner = "".join(f'<div class="banner">{html.escape(b)}</div>' for b in _banner(h))
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
@@ -596,7 +582,7 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
 <span style="background:{COLOUR_B}"></span>{html.escape(lb)}</div>
 {dimension_bars_svg([(r.dimension, r.mean_a, r.mean_b) for r in rows], la, lb)}
 {''.join(table)}
-<h2>Intelligibility gate</h2><p>{gate}</p>
+<h2>Intelligibility gate</h2>{gate}
 <h2>Measured value per requested level</h2>
 {_responses_html(h)}
 <h2>Failures</h2>

@@ -29,6 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
+from ._report.gate import gate_record
 from .clips import CLIPS_DIR, prune_clips
 from .constants import REPORT_DECISIVE_CLIPS
 from .errors import ConfigError, VocenceError
@@ -263,7 +264,10 @@ def save_run(
         "scores.jsonl": scores, "report.md": render_markdown(h, extra=md_extra),
         "report.html": render_html(h, extra=html_extra), **clip_files}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
-    run = {"status": h.status(), **h.to_dict(), "robustness": h.robustness.to_dict()}
+    # "gate": what the gate did; "robustness": how the verdict depends on the frozen choices
+    # (both recomputed from the pairs by `vocencebench report`).
+    run = {"status": h.status(), **h.to_dict(), "gate": gate_record(h),
+           "robustness": h.robustness.to_dict()}
     if clip_files:
         (Path(directory) / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
     out = write_set(directory, files, manifest_name="run.json", manifest=run)

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from ._util.deps import require
 from .errors import ConfigError
@@ -35,6 +35,8 @@ __all__ = [
     "PRE_RULES",
     "Rule",
     "WerResult",
+    "WordOp",
+    "align",
     "normalize",
     "wer",
     "word_errors",
@@ -69,6 +71,17 @@ class WerResult:
     reference_words: int
     reference_norm: str
     hypothesis_norm: str
+
+
+@dataclass(frozen=True)
+class WordOp:
+    """One step of the word alignment behind a WER: ``op`` is "equal", "substitute" (the
+    reference words ``ref`` heard as ``hyp``, as many of each), "delete" (``ref`` not heard,
+    ``hyp`` empty) or "insert" (``hyp`` heard, ``ref`` empty)."""
+
+    op: Literal["equal", "substitute", "delete", "insert"]
+    ref: tuple[str, ...]
+    hyp: tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -422,11 +435,14 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def word_errors(reference: str, hypothesis: str) -> WerResult:
-    """Normalise both texts and count word errors with :mod:`jiwer`.
+def align(reference: str, hypothesis: str) -> tuple[WerResult, tuple[WordOp, ...]]:
+    """The word errors of :func:`word_errors` and the alignment they were counted on: both
+    texts normalised once, one :func:`jiwer.process_words` call, its alignment as
+    :class:`WordOp` steps in reference order (the counts are the alignment's, so a report that
+    marks the differing words marks exactly the errors the WER counted).
 
-    Raises :class:`ConfigError` when the reference is empty after normalisation (WER is
-    undefined without reference words). An empty hypothesis gives WER 1.0 (all deletions).
+    Raises :class:`ConfigError` when the reference is empty after normalisation. An empty
+    hypothesis gives WER 1.0: one "delete" step holding every reference word.
     """
     ref = normalize(reference)
     hyp = normalize(hypothesis)
@@ -436,10 +452,15 @@ def word_errors(reference: str, hypothesis: str) -> WerResult:
             "with at least one word"
         )
     jiwer = require("jiwer", "WER", "probes", package="jiwer")
-    n_ref = len(ref.split())
+    ref_words = tuple(ref.split())
+    n_ref = len(ref_words)
     if not hyp:
-        return WerResult(1.0, 0, n_ref, 0, 0, n_ref, ref, hyp)
+        return (WerResult(1.0, 0, n_ref, 0, 0, n_ref, ref, hyp),
+                (WordOp("delete", ref_words, ()),))
     out = jiwer.process_words(ref, hyp)
+    hyp_words = tuple(hyp.split())
+    ops = tuple(WordOp(c.type, ref_words[c.ref_start_idx:c.ref_end_idx],
+                       hyp_words[c.hyp_start_idx:c.hyp_end_idx]) for c in out.alignments[0])
     errors = out.substitutions + out.deletions + out.insertions
     return WerResult(
         wer=errors / n_ref,
@@ -450,7 +471,16 @@ def word_errors(reference: str, hypothesis: str) -> WerResult:
         reference_words=n_ref,
         reference_norm=ref,
         hypothesis_norm=hyp,
-    )
+    ), ops
+
+
+def word_errors(reference: str, hypothesis: str) -> WerResult:
+    """Normalise both texts and count word errors with :mod:`jiwer`.
+
+    Raises :class:`ConfigError` when the reference is empty after normalisation (WER is
+    undefined without reference words). An empty hypothesis gives WER 1.0 (all deletions).
+    """
+    return align(reference, hypothesis)[0]
 
 
 def wer(reference: str, hypothesis: str) -> float:

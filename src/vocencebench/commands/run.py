@@ -1,8 +1,9 @@
 """``vocencebench run`` and ``demo``: the main job from the command line.
 
-``demo`` is ``run`` with a preset (:data:`DEMO_RUN`: two offline built-ins, no judge, no ASR,
-the shipped corpus), so both are this module; ``demo --leaderboard`` is the leaderboard demo
-(:func:`vocencebench.board.demo_leaderboard`, as ``leaderboard --demo`` runs it).
+``demo`` is ``run`` with a preset (:data:`DEMO_RUN`: two offline built-ins, no judge, the
+shipped corpus; the gate off unless ``--asr`` turns it on), so both are this module;
+``demo --leaderboard`` is the leaderboard demo (:func:`vocencebench.board.demo_leaderboard`,
+as ``leaderboard --demo`` runs it).
 """
 
 from __future__ import annotations
@@ -106,9 +107,10 @@ DEMO_SYSTEMS = ("espeak-flat", "espeak-follow")
 
 
 #: What ``vocencebench demo`` fixes of a run (the rest are its own flags, as ``run`` reads
-#: them): no judge, no ASR, the acoustic probes, the shipped corpus, one vote, both orders.
+#: them): no judge, the acoustic probes, the shipped corpus, one vote, both orders. Its
+#: ``--asr`` defaults to none (gate off); ``--asr whisper:tiny.en`` gates offline.
 DEMO_RUN: Final[Mapping[str, Any]] = {
-    "asr": "none", "classifiers": False, "judge": "none", **dict.fromkeys(JUDGE_FLAGS),
+    "classifiers": False, "judge": "none", **dict.fromkeys(JUDGE_FLAGS),
     "judge_concurrency": 4, "corpus": "benchmark_v1", "holdout_salt": None, "votes": 1,
     "no_swap": False, "executor": None, "all_at_once": False, "concurrency_a": None,
     "concurrency_b": None,
@@ -119,6 +121,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.leaderboard:
         if args.systems:
             raise ConfigError("--leaderboard ranks every offline built-in; drop --systems")
+        if args.asr not in ("none", ""):
+            raise ConfigError("--leaderboard runs without a gate; drop --asr")
         # The same code path as `vocencebench leaderboard --demo` (announcements, canaries,
         # exit status).
         return run_demo_leaderboard(args)
@@ -186,5 +190,9 @@ def register(sub: Any) -> None:
     demo.add_argument("--leaderboard", action="store_true",
                       help="rank every offline built-in instead (espeak-flat, espeak-follow "
                            "and, when installed, hibari, hibari-follow)")
+    demo.add_argument("--asr", default="none",
+                      help="the gate's transcriber: none (default: gate off) | whisper:tiny.en "
+                           "(a real but weak offline gate; extra whisper-offline) | "
+                           "whisper[:MODEL] | openai:URL#MODEL")
     _duel_arguments(demo)
     demo.set_defaults(func=_cmd_demo)
