@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._report.judge import judge_html, judge_markdown, judge_summary_lines, judge_warnings
 from .charts import (
     COLOUR_A,
     COLOUR_B,
@@ -331,7 +332,8 @@ def render_summary(h: Head2Head) -> str:
     m = h.metadata
     lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
              f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + h.status()]
+    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)
+              + h.status()]
     missing = _not_scored(h)
     if missing:
         lines.append(f"  not scored in this run: {', '.join(missing)}")
@@ -357,6 +359,7 @@ def render_summary(h: Head2Head) -> str:
                      + ", ".join(flats))
     lines.append("failures:")
     lines += [f"  {x}" for x in _failure_lines(h)]
+    lines += judge_summary_lines(h)
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
         lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
@@ -379,7 +382,7 @@ def render_markdown(h: Head2Head) -> str:
     la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
-    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h)]
+    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)]
     out += [f"> {_md(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
@@ -402,6 +405,7 @@ def render_markdown(h: Head2Head) -> str:
     out += _response_lines(h)
     out += ["", "## Failures", ""]
     out += _failures_markdown(h)
+    out += judge_markdown(h, _md)
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
     # A fence longer than any backtick run inside, so no label can close it early.
@@ -570,7 +574,8 @@ def render_html(h: Head2Head) -> str:
             else f"pass rate: {html.escape(la)} {_fmt(ga, True)}, "
                  f"{html.escape(lb)} {_fmt(gb, True)} (WER ≤ {WER_THRESHOLD:g})")
     verdict = _verdict_text(h).replace("TIE", "tie")
-    banner = "".join(f'<div class="banner">{html.escape(b)}</div>' for b in _banner(h))
+    banner = "".join(f'<div class="banner">{html.escape(b)}</div>'
+                     for b in _banner(h) + judge_warnings(h))
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
@@ -593,6 +598,7 @@ def render_html(h: Head2Head) -> str:
 {_failures_html(h)}
 <h2>Confusion matrices (requested × measured)</h2>
 {_confusion_html(h)}
+{judge_html(h)}
 <h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """

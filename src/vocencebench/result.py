@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from ._report.judge import behaviour_record
 from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
@@ -219,6 +220,9 @@ def save_run(h: Head2Head, directory: str | os.PathLike[str]) -> Path:
              "report.html": render_html(h)}
     # Status first, so the file's opening lines say what did not run (gate, judge, probes).
     run = {"status": h.status(), **h.to_dict()}
+    judged = behaviour_record(h)
+    if judged is not None:  # a judged run: how the judge behaved (judge_audit)
+        run["judge_behaviour"] = judged
     return write_set(directory, files, manifest_name="run.json", manifest=run)
 
 

@@ -24,6 +24,7 @@ from ._common import (
     EXIT_INCOMPLETE,
     EXIT_MISMATCH,
     add_corpus_arguments,
+    add_economy_arguments,
     add_force_argument,
     add_instrument_arguments,
     add_judge_flags,
@@ -99,8 +100,11 @@ def register(sub: Any) -> None:
                    help="do not check the probes and the judge against the known-answer "
                         "canaries first (the reports then say they were skipped)")
     add_force_argument(p)
+    add_economy_arguments(p, dry_run=False)
     p.add_argument("--dry-run", action="store_true",
-                   help="print the mode, the judge calls and their estimated cost; run nothing")
+                   help="print the mode, the judge calls, tokens per call and their estimated "
+                        "cost (and whether they fit --judge-spend-cap); run nothing and send "
+                        "no request to the judge")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--demo", action="store_true",
                    help="the offline built-ins (espeak-flat, espeak-follow, and hibari, "
@@ -157,11 +161,15 @@ def _run(args: argparse.Namespace) -> int:
     consistent, votes, all_at_once = not args.no_swap, args.votes, args.all_at_once
     if args.dry_run:
         plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,
-                                consistent=consistent, votes=votes, all_at_once=all_at_once)
+                                consistent=consistent, votes=votes, all_at_once=all_at_once,
+                                canaries=not args.skip_canaries)
         print(f"vocencebench leaderboard (dry run): {len(systems)} systems, {len(items)} items")
         for line in plan.describe():
             print(line)
-        print("nothing was synthesised, analysed or judged")
+        if args.stop_when_decided and judge is not None:
+            print("--stop-when-decided: each pair stops judging once its verdict cannot "
+                  "change, so the run may make fewer calls than this")
+        print("nothing was synthesised, analysed or judged; no request was sent to the judge")
         return 0
     if not args.quiet:
         err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
@@ -177,6 +185,7 @@ def _run(args: argparse.Namespace) -> int:
         judge_concurrency=args.judge_concurrency,
         all_at_once=all_at_once, allow_incomplete=args.allow_incomplete,
         announce=None if args.quiet else err, canaries=not args.skip_canaries,
+        stop_when_decided=args.stop_when_decided,
     )
     lb.metadata["selection"] = selection
     lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0
