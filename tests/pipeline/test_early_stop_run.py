@@ -159,3 +159,10 @@ def test_a_stopped_leaderboard_keeps_every_cell_and_verifies(tmp_path: Path) -> 
                                                           "mid vs high"}
     path = out[True].save(tmp_path / "board")
     assert verify(path) == []
+    # The judge's behaviour over every pair, in every leaderboard file.
+    doc = json.loads((path / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = doc["judge_behaviour"]["dimensions"]
+    assert rows and all(r["swap_disagreement"] == 0.0 for r in rows)
+    assert {r["system"] for r in doc["judge_behaviour"]["systems"]} == set(systems)
+    assert "judge behaviour" in out[True].summary()
+    assert "## The judge" in (path / "leaderboard.md").read_text(encoding="utf-8")

@@ -17,8 +17,9 @@ from ..judge_audit import BehaviourRow, JudgeBehaviour, judge_behaviour
 if TYPE_CHECKING:
     from ..result import Head2Head
 
-__all__ = ["behaviour", "behaviour_record", "early_stop_lines", "judge_html",
-           "judge_markdown", "judge_summary_lines", "judge_warnings"]
+__all__ = ["behaviour", "behaviour_html", "behaviour_lines", "behaviour_markdown",
+           "behaviour_record", "early_stop_lines", "judge_html", "judge_markdown",
+           "judge_summary_lines", "judge_warnings"]
 
 _COLUMNS = ("dimension", "pairs", "swap disagreement", "vote disagreement", "ties",
             "unparsable", "mean confidence", "first clip preferred")
@@ -89,13 +90,11 @@ def early_stop_lines(h: Head2Head) -> list[str]:
     return out
 
 
-def judge_summary_lines(h: Head2Head) -> list[str]:
-    """The judge section of the text summary (empty when no judge ran)."""
-    b = behaviour(h)
-    if b is None:
-        return []
+def behaviour_lines(b: JudgeBehaviour, extra: list[str] | None = None) -> list[str]:
+    """The judge section of a text summary: ``extra`` lines first (early stopping), the
+    WARNING lines, the per-dimension table, the notes."""
     out = ["judge behaviour (how far its verdicts can be trusted):"]
-    out += [f"  {x}" for x in early_stop_lines(h)]
+    out += [f"  {x}" for x in extra or []]
     out += [f"  {w}" for w in b.warnings]
     out.append("  " + " | ".join(_COLUMNS))
     out += ["  " + " | ".join(_cells(r)) for r in b.overall()]
@@ -103,15 +102,18 @@ def judge_summary_lines(h: Head2Head) -> list[str]:
     return out
 
 
-def judge_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
-    """The ``## The judge`` section of report.md (empty when no judge ran)."""
+def judge_summary_lines(h: Head2Head) -> list[str]:
+    """The judge section of the run's text summary (empty when no judge ran)."""
     b = behaviour(h)
-    if b is None:
-        return []
+    return behaviour_lines(b, early_stop_lines(h)) if b is not None else []
+
+
+def behaviour_markdown(b: JudgeBehaviour, md: Callable[[str], str],
+                       extra: list[str] | None = None) -> list[str]:
+    """A ``## The judge`` Markdown section (``md`` escapes untrusted text)."""
     out = ["", "## The judge", ""]
-    es = early_stop_lines(h)
-    if es:
-        out += [md(x.strip()) + "  " for x in es] + [""]
+    if extra:
+        out += [md(x.strip()) + "  " for x in extra] + [""]
     out += [f"> **{md(w)}**" for w in b.warnings]
     if b.warnings:
         out.append("")
@@ -126,6 +128,12 @@ def judge_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
     return out
 
 
+def judge_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
+    """The ``## The judge`` section of report.md (empty when no judge ran)."""
+    b = behaviour(h)
+    return behaviour_markdown(b, md, early_stop_lines(h)) if b is not None else []
+
+
 def _table(head: tuple[str, ...], rows: list[list[str]]) -> str:
     parts = ["<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"]
     for r in rows:
@@ -138,9 +146,12 @@ def _table(head: tuple[str, ...], rows: list[list[str]]) -> str:
 def judge_html(h: Head2Head) -> str:
     """The judge section of report.html ("" when no judge ran)."""
     b = behaviour(h)
-    if b is None:
-        return ""
-    es = early_stop_lines(h)
+    return behaviour_html(b, early_stop_lines(h)) if b is not None else ""
+
+
+def behaviour_html(b: JudgeBehaviour, es: list[str] | None = None) -> str:
+    """A "The judge" HTML section (every text escaped)."""
+    es = es or []
     warn = "".join(f'<div class="banner">{html.escape(w)}</div>' for w in b.warnings)
     stop = (f'<p class="reason">{html.escape(chr(10).join(x.strip() for x in es))}</p>'
             if es else "")

@@ -35,6 +35,7 @@ from ..cache import Cache, NullCache
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..early_stopping import sample_range
 from ..errors import ConfigError
+from ..judge_audit import JudgeBehaviour, judge_behaviour
 from ..schema import Item, SampleScore
 from ..traits import TRAITS, TraitRegistry
 from .cells import PairScores, pair_order
@@ -130,6 +131,14 @@ class Leaderboard:
                 f"--challenger {_q(y)} --json")
 
     # -- sections
+    def judge_behaviour(self) -> JudgeBehaviour | None:
+        """The judge's behaviour over every pair (None when no judge ran)."""
+        if self.metadata.get("judge_model") is None:
+            return None
+        return judge_behaviour([(pair, h.pairs) for pair, h in self.runs.items()],
+                               registry=self.registry,
+                               both_orders=bool(self.metadata.get("judge_consistent", True)))
+
     def failures(self) -> dict[str, Any]:
         """Failures per system (its own: synthesis, audio) and per instrument, and the
         incomplete pairs."""
@@ -229,6 +238,7 @@ class Leaderboard:
             "judge": {"plan": self.plan.to_dict(), "calls_answered": self.judge_calls,
                       "cost_usd": self.metadata.get("judge_cost_usd")},
             "failures": self.failures(),
+            **({"judge_behaviour": jb.to_dict()} if (jb := self.judge_behaviour()) else {}),
             "canaries": self.canaries(),
             "items": len(self.items),
             "metadata": {k: v for k, v in self.metadata.items()
