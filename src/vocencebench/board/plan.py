@@ -253,10 +253,10 @@ def plan_judge_calls(
             store.close()
     price, label = _price_of(judge)
     cost: float | None = None
-    tokens = _tokens_per_call(items, pairs, seconds, registry, dims, plan)
+    calls = _call_tokens(items, pairs, seconds, registry, dims, plan)
+    tokens = _tokens_per_call(calls)
     if price is not None:
-        cost = _estimate_cost(items, pairs, seconds, judge, registry, dims, plan, price,
-                              cached)
+        cost = _estimate_cost(calls, plan, price, cached)
         if canary:
             cost += _canary_cost(canary, registry, price)
     cap = getattr(getattr(judge, "backend", None), "spend_cap_usd", None)
@@ -390,44 +390,41 @@ def _prompt_chars(it: Item, groups: Sequence[tuple[str, ...]], registry: TraitRe
     return chars
 
 
-def _tokens_per_call(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
-                     seconds: Mapping[str, Sequence[float]], registry: TraitRegistry,
-                     dims: tuple[str, ...], plan: JudgePlan) -> dict[str, float] | None:
-    """Mean estimated tokens of one call over every call of the plan."""
+def _call_tokens(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
+                 seconds: Mapping[str, Sequence[float]], registry: TraitRegistry,
+                 dims: tuple[str, ...], plan: JudgePlan) -> list[tuple[int, int]]:
+    """(prompt text tokens, audio tokens) of each distinct call of the plan (item × pair ×
+    call group; every order and vote of it costs the same)."""
     from ..judge import AUDIO_TOKENS_PER_SECOND
 
-    if not items or not pairs:
-        return None
     groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
-    text: list[float] = []
-    audio: list[float] = []
-    for k, it in enumerate(items):
-        chars = _prompt_chars(it, groups, registry)
-        for x, y in pairs:
-            a = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
-            for c in chars:
-                text.append(float(c // _CHARS_PER_TOKEN))
-                audio.append(float(a))
-    return {"prompt_text": math.fsum(text) / len(text), "audio": math.fsum(audio) / len(audio),
-            "output": float(_OUTPUT_TOKENS_PER_CALL)}
-
-
-def _estimate_cost(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
-                   seconds: Mapping[str, Sequence[float]], judge: Any,
-                   registry: TraitRegistry, dims: tuple[str, ...], plan: JudgePlan,
-                   price: Any, cached: int | None) -> float:
-    from ..judge import AUDIO_TOKENS_PER_SECOND, CallUsage
-
-    groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
-    per_item_pair_cost: list[float] = []
+    out: list[tuple[int, int]] = []
     for k, it in enumerate(items):
         chars = _prompt_chars(it, groups, registry)
         for x, y in pairs:
             audio = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
-            for c in chars:
-                use = CallUsage(prompt_tokens=c // _CHARS_PER_TOKEN + audio,
-                                output_tokens=_OUTPUT_TOKENS_PER_CALL, audio_tokens=audio)
-                per_item_pair_cost.append(float(price.cost(use)) * len(_units(plan)))
+            out += [(c // _CHARS_PER_TOKEN, audio) for c in chars]
+    return out
+
+
+def _tokens_per_call(calls: Sequence[tuple[int, int]]) -> dict[str, float] | None:
+    """Mean estimated tokens of one call over every call of the plan."""
+    if not calls:
+        return None
+    return {"prompt_text": math.fsum(t for t, _ in calls) / len(calls),
+            "audio": math.fsum(a for _, a in calls) / len(calls),
+            "output": float(_OUTPUT_TOKENS_PER_CALL)}
+
+
+def _estimate_cost(calls: Sequence[tuple[int, int]], plan: JudgePlan, price: Any,
+                   cached: int | None) -> float:
+    from ..judge import CallUsage
+
+    per_item_pair_cost = [
+        float(price.cost(CallUsage(prompt_tokens=text + audio,
+                                   output_tokens=_OUTPUT_TOKENS_PER_CALL,
+                                   audio_tokens=audio))) * len(_units(plan))
+        for text, audio in calls]
     total = math.fsum(per_item_pair_cost)
     if cached and plan.total_calls:
         total *= plan.calls_to_make / plan.total_calls

@@ -31,6 +31,7 @@ __all__ = [
     "make_probes",
     "make_transcriber",
     "positive_int",
+    "print_plan",
     "run_demo_leaderboard",
 ]
 
@@ -88,6 +89,19 @@ def add_economy_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -
                        help="print the planned judge calls, tokens per call and cost (and "
                             "whether they fit --judge-spend-cap), then exit; nothing is "
                             "synthesised and no request is sent to the judge")
+
+
+def print_plan(head: str, lines: list[str], *, stop_when_decided: bool, judged: bool) -> int:
+    """A dry run's output (``run --dry-run``, ``leaderboard --dry-run``): ``head``, the judge
+    plan's ``lines``, then what was not done. Returns the exit status (0)."""
+    print(head)
+    for line in lines:
+        print(line)
+    if stop_when_decided and judged:
+        print("--stop-when-decided: judging stops once a verdict cannot change, so the run "
+              "may make fewer calls than this")
+    print("nothing was synthesised, analysed or judged; no request was sent to the judge")
+    return 0
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:

@@ -35,6 +35,7 @@ from ._common import (
     make_probes,
     make_transcriber,
     positive_int,
+    print_plan,
     run_demo_leaderboard,
 )
 
@@ -163,14 +164,9 @@ def _run(args: argparse.Namespace) -> int:
         plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,
                                 consistent=consistent, votes=votes, all_at_once=all_at_once,
                                 canaries=not args.skip_canaries)
-        print(f"vocencebench leaderboard (dry run): {len(systems)} systems, {len(items)} items")
-        for line in plan.describe():
-            print(line)
-        if args.stop_when_decided and judge is not None:
-            print("--stop-when-decided: each pair stops judging once its verdict cannot "
-                  "change, so the run may make fewer calls than this")
-        print("nothing was synthesised, analysed or judged; no request was sent to the judge")
-        return 0
+        return print_plan(f"vocencebench leaderboard (dry run): {len(systems)} systems, "
+                          f"{len(items)} items", plan.describe(),
+                          stop_when_decided=args.stop_when_decided, judged=judge is not None)
     if not args.quiet:
         err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
             f"(cache: {cache or 'for this run only'})")

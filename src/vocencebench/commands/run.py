@@ -27,6 +27,7 @@ from ._common import (
     make_probes,
     make_transcriber,
     positive_int,
+    print_plan,
     run_demo_leaderboard,
 )
 from ._judge_args import JUDGE_FLAGS, add_judge_arguments
@@ -85,15 +86,10 @@ def _dry_run(args: argparse.Namespace) -> int:
     plan = plan_judge_calls(items, systems, judge, cache=cache, consistent=not args.no_swap,
                             votes=args.votes, all_at_once=args.all_at_once,
                             canaries=not args.skip_canaries)
-    print(f"vocencebench run (dry run): {label_a} vs {label_b} on {len(items)} items "
-          f"(cache: {cache or 'off'})")
-    for line in plan.describe()[1:]:  # the first line is the leaderboard's mode
-        print(line)
-    if args.stop_when_decided and judge is not None:
-        print("--stop-when-decided: the run stops judging once the verdict cannot change, "
-              "so it may make fewer calls than this")
-    print("nothing was synthesised, analysed or judged; no request was sent to the judge")
-    return 0
+    return print_plan(f"vocencebench run (dry run): {label_a} vs {label_b} on {len(items)} "
+                      f"items (cache: {cache or 'off'})",
+                      plan.describe()[1:],  # the first line is the leaderboard's mode
+                      stop_when_decided=args.stop_when_decided, judged=judge is not None)
 
 
 def _execute(args: argparse.Namespace) -> int:
