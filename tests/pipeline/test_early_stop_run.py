@@ -15,9 +15,10 @@ import pytest
 import vocencebench as vb
 from judge_fakes import Tone, answer
 from vocencebench.board import leaderboard, verify
-from vocencebench.errors import ScoresError
+from vocencebench.errors import JudgeError, ScoresError
 from vocencebench.judge import Judge, JudgeRequest, ScriptedBackend
 from vocencebench.probes import ProbeSet
+from vocencebench.result import load_run
 from vocencebench.schema import ProbeResult
 from vocencebench.scores import decide_scores
 
@@ -84,6 +85,8 @@ def test_a_stopped_run_names_the_full_winner_with_fewer_calls_and_fixed_bytes(
         (tmp_path / "b" / "scores.jsonl").read_bytes()
     assert early.decision == again.decision and early.pairs == again.pairs
     assert decide_scores(tmp_path / "a" / "scores.jsonl") == early.decision
+    back = load_run(tmp_path / "a")  # the unjudged samples and the proof survive a reload
+    assert back.decision == early.decision and tuple(back.pairs) == tuple(early.pairs)
     assert "EARLY STOPPING: judged" in early.summary()
     assert "over every outcome of the" in early.summary()
 
@@ -166,3 +169,28 @@ def test_a_stopped_leaderboard_keeps_every_cell_and_verifies(tmp_path: Path) -> 
     assert {r["system"] for r in doc["judge_behaviour"]["systems"]} == set(systems)
     assert "judge behaviour" in out[True].summary()
     assert "## The judge" in (path / "leaderboard.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_fatal_judge_error_mid_schedule_ends_incomplete() -> None:
+    good = {HIGH(it.text, it.instruction) for it in ITEMS}
+    ok = _prefers(good)
+    calls = {"n": 0}
+
+    def respond(request: JudgeRequest) -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] > 40:  # the key is revoked during the third batch
+            raise JudgeError("401: key revoked", fatal=True)
+        return ok(request)  # type: ignore[no-any-return]
+
+    backend = ScriptedBackend(respond)
+    h = vb.benchmark(ITEMS, LOW, HIGH, Judge(backend, validate_audio=False), probes=PROBES,
+                     labels=("low", "high"), progress=False, canaries=False,
+                     judge_concurrency=1, stop_when_decided=True)
+    assert h.decision.winner == "incomplete"
+    assert len(backend.requests) <= 41 + 4  # nothing asked after the fatal error
+    missing = h.incomplete_items
+    assert missing and all(why.startswith("judge: ") for why in missing.values())
+    # Parked pairs keep their analyses when the run stops.
+    parked = [p for p in h.pairs if p.incomplete and p.analysis_a.probes]
+    assert parked
