@@ -287,7 +287,7 @@ def test_early_verdict_is_always_the_full_verdict() -> None:
         wins += full.winner != "tie"
     # Not vacuous: many duels stop early, and both outcomes occur often.
     assert stopped >= 300 and ties >= 150 and wins >= 300
-    assert 0.1 < saved / judged_total < 0.9
+    assert 0.05 < saved / judged_total < 0.9
 
 
 def test_early_verdict_matches_at_the_full_bootstrap() -> None:
