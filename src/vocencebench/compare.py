@@ -205,6 +205,7 @@ def _run(
     max_in_flight: int,
     metadata: Mapping[str, Any],
     canaries: bool = True,
+    stop_when_decided: bool = False,
 ) -> Head2Head:
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
@@ -266,7 +267,8 @@ def _run(
             options=RunOptions(labels=labels, registry=reg, dimensions=dims,
                                consistent=consistent, votes=votes,
                                judge_concurrency=judge_concurrency, all_at_once=all_at_once,
-                               concurrency=conc, window=max_in_flight, progress=progress),
+                               concurrency=conc, window=max_in_flight, progress=progress,
+                               stop_when_decided=stop_when_decided),
             probes=probes, transcriber=transcriber, judge=run_judge, store=store,
             clip_stores=(clip_stores[0], clip_stores[1]), executor=exe, dask=dask,
             preflight=preflight if canaries else None,
@@ -290,6 +292,10 @@ def _run(
                          "misses": dict(store.misses), "corrupt": dict(store.corrupt)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
                               "allowed": allow_incomplete, "stopped": engine.stop_reason}
+        if stop_when_decided:  # the key exists only when asked for: other runs keep their bytes
+            meta["early_stopping"] = engine.early_stopping() or {
+                "enabled": True, "note": "no judge ran: nothing to stop"}
+            meta["status"].append(_early_status(meta["early_stopping"]))
         return Head2Head(labels=labels, pairs=pairs, decision=decision, metadata=meta,
                          registry=reg)
     finally:
@@ -301,6 +307,18 @@ def _run(
             shutil.rmtree(scratch_dir, ignore_errors=True)
         if own_store:
             store.close()
+
+
+def _early_status(record: Mapping[str, Any]) -> str:
+    """The status line of a ``stop_when_decided`` run."""
+    if "judged" not in record:
+        return "EARLY STOPPING requested, but no judge ran: nothing to stop"
+    if record.get("stopped_early"):
+        return (f"EARLY STOPPING: judged {record['judged']} of {record['needing_judge']} items "
+                f"that needed the judge; the verdict ({record['verdict']}) could no longer "
+                "change (see the decision's reason)")
+    return (f"early stopping: all {record['judged']} items that needed the judge were judged "
+            "(the verdict was not certain earlier)")
 
 
 def benchmark(
@@ -325,6 +343,7 @@ def benchmark(
     allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
     canaries: bool = True,
+    stop_when_decided: bool = False,
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -342,6 +361,12 @@ def benchmark(
     ``canaries``: first check the probes and the judge on known-answer clips
     (:mod:`vocencebench.canaries`); an instrument that fails them stops the run before any
     item (INCOMPLETE, reason ``canaries: …``); the outcome is in ``metadata["canaries"]``.
+    ``stop_when_decided``: measure every item first, then judge them in the seeded order of
+    :func:`vocencebench.early_stopping.judge_order`, batch by batch, and stop as soon as no
+    outcome of the unjudged items could change the verdict (the verdict is always the one the
+    full run would reach; docs/judge.md, "Early stopping"). The unjudged samples have no
+    composite (``SampleScore.unjudged``), the decision records the proof
+    (``Decision.early_stop``) and ``metadata["early_stopping"]`` the schedule.
 
     A fatal instrument error (a judge that answers 401/404, an exhausted daily quota) stops
     the run within seconds: queued work is cancelled, finished work stays cached, and the
@@ -353,7 +378,7 @@ def benchmark(
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=concurrency,
                 allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={},
-                canaries=canaries)
+                canaries=canaries, stop_when_decided=stop_when_decided)
 
 
 def compare_models(
@@ -378,12 +403,13 @@ def compare_models(
     metadata: Mapping[str, Any] | None = None,
     allow_incomplete: bool = False,
     canaries: bool = True,
+    stop_when_decided: bool = False,
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
     A missing clip (None, or an id absent from the mapping) is that system's failure
-    (S = 0), with the reason from ``synthesis_failures`` when given. ``canaries`` as for
-    :func:`benchmark`."""
+    (S = 0), with the reason from ``synthesis_failures`` when given. ``canaries`` and
+    ``stop_when_decided`` as for :func:`benchmark`."""
     items = list(corpus)
 
     def align(clips: Sequence[bytes | None] | Mapping[str, bytes]) -> dict[str, bytes | None]:
@@ -401,7 +427,7 @@ def compare_models(
                 judge_concurrency=judge_concurrency, all_at_once=all_at_once,
                 registry=registry, concurrency=None, allow_incomplete=allow_incomplete,
                 max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}),
-                canaries=canaries)
+                canaries=canaries, stop_when_decided=stop_when_decided)
 
 
 def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,

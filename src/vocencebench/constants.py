@@ -25,13 +25,20 @@ RULE_NUMBERS: Final = (
 __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
+    "AGREE_BOOTSTRAP_N",
+    "AGREE_ITEMS",
+    "AGREE_SEED",
     "BOARD_DECISIVE_CLIPS",
     "CALIBRATION_BOOTSTRAP_N",
     "CALIBRATION_CI",
+    "EARLY_STOP_BATCH",
+    "EARLY_STOP_SLACK",
     "GATE_REPORT_CLIPS",
     "GATE_SUMMARY_CLIPS",
     "GATE_WER_BIN_EDGES",
     "GATE_WER_QUANTILES",
+    "JUDGE_ORDER_SEED",
+    "JUDGE_SWAP_WARNING",
     "LISTEN_ITEMS",
     "LISTEN_SEED",
     "PACKAGE_VERSION",
@@ -128,3 +135,29 @@ GATE_WER_BIN_EDGES: Final = (0.05, 0.10, WER_THRESHOLD, 0.30, 0.50, 1.00)
 #: GATE_REPORT_CLIPS per system; run.json["gate"] keeps every one).
 GATE_SUMMARY_CLIPS: Final = 3
 GATE_REPORT_CLIPS: Final = 200
+
+# -- the judge's economics and audit (docs/judge.md); none of these changes a verdict
+
+#: Seed of the order in which ``--stop-when-decided`` judges the items: item i (corpus
+#: position, 0-based) gets the key ``raw[i]`` = the i-th 64-bit output of
+#: ``numpy.random.PCG64(JUDGE_ORDER_SEED).random_raw``, and items are judged in increasing
+#: (key, i). Derived from the project seed (its last digit + 1) so the order is independent of
+#: the bootstrap's own stream.
+JUDGE_ORDER_SEED: Final = PROJECT_SEED + 1
+#: Items judged per batch under ``--stop-when-decided``: the stopping rule is evaluated after
+#: every complete batch of the seeded order (and once before the first), never mid-batch, so
+#: the set of judged items does not depend on thread timing.
+EARLY_STOP_BATCH: Final = 16
+#: Safety gap on the [0, 1] scale: a verdict is called certain only when its bound clears the
+#: threshold by more than this. It is about 10⁶ times the largest rounding error of the
+#: arithmetic behind a bound (a few ulps of numbers ≤ 1), so rounding can never make an early
+#: verdict differ from the full run's; the price is judging slightly more than strictly needed.
+EARLY_STOP_SLACK: Final = 1e-9
+#: A judge whose order-swap disagreement rate on a dimension exceeds this share gets a
+#: WARNING line in the report (the winner changed with the presentation order).
+JUDGE_SWAP_WARNING: Final = 0.35
+#: ``vocencebench judge agree``: items re-judged by default, the seed that picks them (and
+#: resamples them for the κ interval), and the bootstrap resamples of that interval.
+AGREE_ITEMS: Final = 50
+AGREE_SEED: Final = PROJECT_SEED + 2
+AGREE_BOOTSTRAP_N: Final = 2000

@@ -234,6 +234,7 @@ def combine(
     judge_failures: Mapping[str, str] | None = None,
     registry: TraitRegistry = TRAITS,
     dimensions: Sequence[str] | None = None,
+    unjudged: bool = False,
 ) -> PairResult:
     """Fold two analyses and the verdicts into one :class:`PairResult` (pure).
 
@@ -242,6 +243,9 @@ def combine(
     dimensions are required only of a pair the judge had to see (:func:`needs_judge`): when
     one side has no clip the other is scored on its probe dimensions. ``judge_failures``
     maps a dimension to why the judge gave no verdict (prefixed ``judge: `` if it is not).
+    ``unjudged``: the judge was never asked about this pair (the run stopped judging once its
+    verdict was certain): each side that produced audio lists the judged dimensions it
+    requires in ``SampleScore.unjudged`` and has no composite.
     """
     verdicts = dict(verdicts or {})
     jfail = {k: (v if v.startswith(f"{fail.JUDGE}: ") else fail.reason(fail.JUDGE, v))
@@ -259,11 +263,16 @@ def combine(
         if an.instrument_failure is not None:
             problems.append(an.instrument_failure)
 
+    pending: dict[str, list[str]] = {"a": [], "b": []}
+
     def side_d(an: ClipAnalysis, side: str, label: str) -> dict[str, float]:
         d: dict[str, float] = {}
         if an.failure is not None:
             return d
         for dim in required:
+            if dim in judged_dims and unjudged:
+                pending[side].append(dim)
+                continue
             if dim in judged_dims:
                 v = verdicts.get(dim)
                 if v is not None:
@@ -280,7 +289,7 @@ def combine(
                 why = fail.reason(fail.PROBES, f"{label}: no result for {dim}")
             dropped.setdefault(dim, why)
             problems.append(why)
-        if (not d and an.instrument_failure is None and an.gate != 0
+        if (not d and not pending[side] and an.instrument_failure is None and an.gate != 0
                 and not any(dim in dropped for dim in required)):
             problems.append(fail.reason(
                 fail.PROBES, f"{label}: no dimension was scored (no probe measured anything "
@@ -291,19 +300,22 @@ def combine(
     db = side_d(analysis_b, "b", labels[1])
     incomplete = problems[0] if problems else None
 
-    def score(an: ClipAnalysis, d: dict[str, float], label: str) -> SampleScore:
+    def score(an: ClipAnalysis, d: dict[str, float], label: str, side: str) -> SampleScore:
         if incomplete is not None:
             return SampleScore(item.id, label, None, d, gate=an.gate, wer=an.wer,
                                failure=an.failure, incomplete=incomplete)
         if an.failure is not None:
             return SampleScore(item.id, label, 0.0, {}, gate=None, wer=None, failure=an.failure)
+        if pending[side]:  # never judged: S is bounded by its known d's and gate, not known
+            return SampleScore(item.id, label, None, d, gate=an.gate, wer=an.wer,
+                               unjudged=tuple(pending[side]))
         return SampleScore(item.id, label, composite(d, an.gate), d,
                            gate=an.gate, wer=an.wer, failure=None)
 
     return PairResult(
         item=item,
-        a=score(analysis_a, da, labels[0]),
-        b=score(analysis_b, db, labels[1]),
+        a=score(analysis_a, da, labels[0], "a"),
+        b=score(analysis_b, db, labels[1], "b"),
         analysis_a=analysis_a,
         analysis_b=analysis_b,
         verdicts=verdicts,

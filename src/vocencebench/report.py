@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ._report import robustness as robustness_section
 from ._report.gate import gate_html, gate_markdown, gate_on, gate_summary_lines
+from ._report.judge import judge_html, judge_markdown, judge_summary_lines, judge_warnings
 from .charts import (
     COLOUR_A,
     COLOUR_B,
@@ -324,7 +325,8 @@ def render_summary(h: Head2Head) -> str:
     m = h.metadata
     lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
              f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + h.status()]
+    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)
+              + h.status()]
     missing = _not_scored(h)
     if missing:
         lines.append(f"  not scored in this run: {', '.join(missing)}")
@@ -348,6 +350,7 @@ def render_summary(h: Head2Head) -> str:
                      + ", ".join(flats))
     lines.append("failures:")
     lines += [f"  {x}" for x in _failure_lines(h)]
+    lines += judge_summary_lines(h)
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
         lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
@@ -373,7 +376,7 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     la, lb = _md(h.labels[0]), _md(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
-    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h)]
+    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)]
     out += [f"> {_md(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
@@ -395,6 +398,7 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     out += _response_lines(h)
     out += ["", "## Failures", ""]
     out += _failures_markdown(h)
+    out += judge_markdown(h, _md)
     if extra:
         out += ["", *extra]
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
@@ -565,7 +569,8 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     gate = (gate_html(h) if gate_on(h)
             else "<p>OFF — no transcriber ran; no sample was gated.</p>")
     verdict = _verdict_text(h).replace("TIE", "tie")
-    banner = "".join(f'<div class="banner">{html.escape(b)}</div>' for b in _banner(h))
+    banner = "".join(f'<div class="banner">{html.escape(b)}</div>'
+                     for b in _banner(h) + judge_warnings(h))
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
@@ -589,6 +594,7 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
 {_failures_html(h)}
 <h2>Confusion matrices (requested × measured)</h2>
 {_confusion_html(h)}
+{judge_html(h)}
 {"".join(extra)}<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
 </body></html>
 """

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ._report.gate import gate_record
+from ._report.judge import behaviour_record
 from .clips import CLIPS_DIR, prune_clips
 from .constants import REPORT_DECISIVE_CLIPS
 from .errors import ConfigError, VocenceError
@@ -268,6 +269,9 @@ def save_run(
     # (both recomputed from the pairs by `vocencebench report`).
     run = {"status": h.status(), **h.to_dict(), "gate": gate_record(h),
            "robustness": h.robustness.to_dict()}
+    judged = behaviour_record(h)
+    if judged is not None:  # a judged run: how the judge behaved (judge_audit)
+        run["judge_behaviour"] = judged
     if clip_files:
         (Path(directory) / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
     out = write_set(directory, files, manifest_name="run.json", manifest=run)

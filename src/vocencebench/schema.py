@@ -171,11 +171,15 @@ class Verdict(Record):
 
     ``score_a`` / ``score_b`` are 0–3 rubric scores (mean over orders and votes), ``winner``
     is ``a``, ``b`` or ``tie``; ``confidence`` is 0–1; ``consistent`` is False when the
-    order-swapped judgements disagreed. ``raw`` keeps the judge's raw answers.
+    order-swapped judgements disagreed. ``raw`` keeps the judge's raw answers. ``answers``
+    keeps each single judgement behind the verdict, un-swapped (``a``/``b`` are the caller's
+    clips): ``{"order": "ab"|"ba", "vote": k, "winner": "a"|"b"|"tie", "score_a": 0–3,
+    "score_b": 0–3, "confidence": 0–1}``, in (order, vote) order; empty in records written
+    before it was kept (then the judge's behaviour figures cannot be computed from them).
     """
 
     kind: ClassVar[str] = "verdict"
-    _tuple_fields: ClassVar[tuple[str, ...]] = ("raw",)
+    _tuple_fields: ClassVar[tuple[str, ...]] = ("raw", "answers")
 
     winner: Winner
     score_a: float
@@ -188,10 +192,19 @@ class Verdict(Record):
     model: str
     prompt_version: str
     raw: tuple[str, ...] = ()
+    answers: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.winner not in ("a", "b", "tie"):
             raise ConfigError(f"verdict winner must be 'a', 'b' or 'tie', not {self.winner!r}")
+
+    def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:
+        """As :meth:`Record.to_dict`; ``answers`` is written only when kept, so a verdict
+        without them is the same bytes as before the field existed."""
+        out = super().to_dict(versioned=versioned)
+        if not out.get("answers"):
+            out.pop("answers", None)
+        return out
 
 
 @dataclass(frozen=True)
@@ -204,7 +217,11 @@ class SampleScore(Record):
     ``failure`` why the system's sample was zeroed (synthesis error, undecodable audio), else
     None. ``incomplete`` is set when an *instrument* failed on the item (probe, transcriber,
     judge, a speech service after its retries): the item cannot be scored, ``S`` is None, and
-    a rerun retries it. ``S`` is None exactly when ``incomplete`` is set.
+    a rerun retries it. ``unjudged`` lists the judged dimensions the judge was never asked
+    about because the run stopped judging once its verdict was certain
+    (``stop_when_decided``): such a sample has ``S`` None, its probe dimensions in ``d`` and
+    its gate, which bound ``S`` (:func:`vocencebench.early_stopping.sample_range`). ``S`` is
+    None exactly when ``incomplete`` is set or ``unjudged`` is not empty.
     """
 
     kind: ClassVar[str] = "sample_score"
@@ -217,12 +234,27 @@ class SampleScore(Record):
     wer: float | None = None
     failure: str | None = None
     incomplete: str | None = None
+    unjudged: tuple[str, ...] = ()
+
+    _tuple_fields: ClassVar[tuple[str, ...]] = ("unjudged",)
 
     def __post_init__(self) -> None:
         if self.incomplete is not None:
             if self.S is not None:
                 raise ConfigError(f"sample {self.item}/{self.system}: an incomplete sample "
                                   f"has no composite, got S={self.S!r}")
+            if self.unjudged:
+                raise ConfigError(f"sample {self.item}/{self.system}: a sample is either "
+                                  "incomplete or unjudged, not both")
+            return
+        if self.unjudged:
+            if self.S is not None:
+                raise ConfigError(f"sample {self.item}/{self.system}: an unjudged sample has "
+                                  f"no composite, got S={self.S!r}")
+            both = sorted(set(self.unjudged) & set(self.d))
+            if both or len(set(self.unjudged)) != len(self.unjudged):
+                raise ConfigError(f"sample {self.item}/{self.system}: unjudged dimensions "
+                                  f"{list(self.unjudged)} must be distinct and absent from d")
             return
         if self.S is None:
             raise ConfigError(f"sample {self.item}/{self.system}: S is None but the sample is "
@@ -236,6 +268,8 @@ class SampleScore(Record):
         out = super().to_dict(versioned=versioned)
         if out.get("incomplete") is None:
             out.pop("incomplete", None)
+        if not out.get("unjudged"):
+            out.pop("unjudged", None)
         return out
 
 
@@ -250,6 +284,13 @@ class Decision(Record):
     are none, and ``reason`` says what failed). Means and bounds are on the [0, 1] scale.
     ``n_boot`` and ``seed`` default to :data:`vocencebench.decide.BOOTSTRAP_N` and
     :data:`~vocencebench.decide.BOOTSTRAP_SEED`.
+
+    ``early_stop`` is set when some items were never judged (``stop_when_decided``): the
+    judged and unjudged counts, the interval of every number over all outcomes of the unjudged
+    items (``lcb``, ``lcb_reverse``, ``margin``, ``margin_reverse``, ``mean_a``, ``mean_b``,
+    ``mean_delta``: ``[low, high]``), the safety gap and ``certain`` (why the verdict cannot
+    change). The scalar fields then hold the end of each interval that is worst for the
+    verdict (:mod:`vocencebench.early_stopping`). It is None (and not written) otherwise.
     """
 
     kind: ClassVar[str] = "decision"
@@ -268,3 +309,12 @@ class Decision(Record):
     mean_delta: float = float("nan")
     n_boot: int = BOOTSTRAP_N
     seed: int = BOOTSTRAP_SEED
+    early_stop: dict[str, Any] | None = None
+
+    def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:
+        """As :meth:`Record.to_dict`; ``early_stop`` is written only when set, so a decision
+        over fully judged items is the same bytes as before the field existed."""
+        out = super().to_dict(versioned=versioned)
+        if out.get("early_stop") is None:
+            out.pop("early_stop", None)
+        return out

@@ -9,6 +9,12 @@ cannot be decided, so :meth:`ScoresTable.pair` refuses it unless ``allow_incompl
 writes :class:`~vocencebench.schema.SampleScore` rows in this format, and
 ``vocencebench decide`` reads it through :func:`read_scores` and :func:`decide_scores`.
 
+A row of a sample the judge was never asked about (the run stopped judging once its verdict
+was certain, ``stop_when_decided``) carries ``"S": null``, ``"unjudged": [dimensions]``, its
+probe desirabilities in ``d`` and its ``gate``: they bound its composite
+(:func:`vocencebench.early_stopping.range_of`), and such a file decides only when the bounds
+prove the verdict for every outcome of the unjudged rows (otherwise it is refused).
+
 The same INCOMPLETE rule decides a run's own pairs (:func:`decide_pairs`): an item is
 *incomplete* when an instrument failed on it (probe, transcriber, judge, a speech service after
 its retries); it has no composite and cannot be decided, so no winner is named while any item
@@ -27,13 +33,13 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
-from .decide import decide
+from .early_stopping import decide_ranges, range_of, sample_range
 from .errors import ScoresError
 from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
 
@@ -81,7 +87,9 @@ def decide_pairs(
 ) -> Decision:
     """The decision over ``pairs`` under the INCOMPLETE rule.
 
-    Every pair complete: :func:`vocencebench.decide.decide` on the composites. Otherwise the
+    Every pair complete: :func:`vocencebench.decide.decide` on the composites (or, when some
+    samples were never judged, :func:`vocencebench.early_stopping.decide_ranges` on their
+    ranges: the verdict every outcome of them gives). Otherwise the
     numbers are computed over the complete pairs (0 with ``n = 0`` when there are none) and
     ``winner`` is :data:`~vocencebench.schema.INCOMPLETE`, unless ``allow_incomplete`` and at
     least one pair is complete: then the complete pairs decide and the reason opens with
@@ -89,8 +97,8 @@ def decide_pairs(
     """
     # One pass over the pairs, keeping only the composites and reasons (a PairList is read
     # from disk pair by pair, never held whole).
-    sa: list[float] = []
-    sb: list[float] = []
+    sa: list[tuple[float, float]] = []
+    sb: list[tuple[float, float]] = []
     missing: list[str] = []
     m = 0
     for p in pairs:
@@ -98,13 +106,13 @@ def decide_pairs(
         if p.incomplete is not None:
             missing.append(p.incomplete)
         else:
-            sa.append(_s(p.a))
-            sb.append(_s(p.b))
+            sa.append(_range(p.a))
+            sb.append(_range(p.b))
     if not missing:
-        return decide(sa, sb, labels=labels)
+        return decide_ranges(sa, sb, labels=labels)
     k = len(missing)
     what = incomplete_summary(missing)
-    base = decide(sa, sb, labels=labels) if sa else None
+    base = decide_ranges(sa, sb, labels=labels) if sa else None
     if allow_incomplete and base is not None:
         return replace(base, reason=f"decided on {len(sa)} of {m} items; {k} incomplete: "
                                     f"{what}. {base.reason}")
@@ -121,9 +129,10 @@ def decide_pairs(
                           f"{base.reason}")
 
 
-def _s(sample: SampleScore) -> float:
-    assert sample.S is not None  # complete pairs only
-    return sample.S
+def _range(sample: SampleScore) -> tuple[float, float]:
+    r = sample_range(sample)
+    assert r is not None  # complete pairs only
+    return r
 
 
 # ----------------------------------------------------------------------------- files
@@ -143,6 +152,8 @@ class ScoresTable:
     scores: dict[str, dict[str, float]]
     lines: dict[tuple[str, str], int]
     incomplete: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (item, system) → [lowest, highest] S of each unjudged row (early stopping).
+    ranges: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     def pair(self, incumbent: str | None = None, challenger: str | None = None, *,
              allow_incomplete: bool = False) -> PairedScores:
@@ -166,8 +177,8 @@ class ScoresTable:
                 "(allow_incomplete=True) to decide on the complete items only"
             )
         skip = set(gaps)
-        a_rows = {i: v for i, v in self.scores[inc].items() if i not in skip}
-        b_rows = {i: v for i, v in self.scores[chal].items() if i not in skip}
+        a_rows = self._rows(inc, skip)
+        b_rows = self._rows(chal, skip)
         only_a = [i for i in self.items if i in a_rows and i not in b_rows]
         only_b = [i for i in self.items if i in b_rows and i not in a_rows]
         if only_a or only_b:
@@ -187,17 +198,27 @@ class ScoresTable:
                 + ". Every item needs one row per system; drop or re-score the unpaired ones."
             )
         items = tuple(i for i in self.items if i in a_rows)
+        stopped = any(a_rows[i][0] != a_rows[i][1] or b_rows[i][0] != b_rows[i][1]
+                      for i in items)
         return PairedScores(
             incumbent=inc,
             challenger=chal,
             items=items,
-            a=tuple(a_rows[i] for i in items),
-            b=tuple(b_rows[i] for i in items),
+            a=tuple(self.scores[inc].get(i) for i in items),
+            b=tuple(self.scores[chal].get(i) for i in items),
+            bounds_a=tuple(a_rows[i] for i in items) if stopped else (),
+            bounds_b=tuple(b_rows[i] for i in items) if stopped else (),
             skipped=tuple(gaps),
             skipped_reasons=tuple(
                 next(self.incomplete[(i, sy)] for sy in (inc, chal) if (i, sy) in self.incomplete)
                 for i in gaps),
         )
+
+    def _rows(self, system: str, skip: set[str]) -> dict[str, tuple[float, float]]:
+        """Item → S range of ``system``'s rows (file order), scored and unjudged alike."""
+        rows = {i: (v, v) for i, v in self.scores[system].items() if i not in skip}
+        rows.update({i: r for (i, s), r in self.ranges.items() if s == system and i not in skip})
+        return {i: rows[i] for i in self.items if i in rows}
 
     def _choose(self, incumbent: str | None, challenger: str | None) -> tuple[str, str]:
         known = ", ".join(repr(s) for s in self.systems)
@@ -234,24 +255,35 @@ class ScoresTable:
 @dataclass(frozen=True)
 class PairedScores:
     """Two systems' composites on the same items: ``a`` (incumbent) and ``b`` (challenger)
-    are S values on [0, 1], position i for ``items[i]``."""
+    are S values on [0, 1], position i for ``items[i]``. When some rows were never judged
+    (early stopping) their S is None and ``bounds_a`` / ``bounds_b`` hold every item's
+    [lowest, highest] S (a known S as ``(S, S)``); otherwise both are empty."""
 
     incumbent: str
     challenger: str
     items: tuple[str, ...]
-    a: tuple[float, ...]
-    b: tuple[float, ...]
+    a: tuple[float | None, ...]
+    b: tuple[float | None, ...]
     skipped: tuple[str, ...] = ()
     skipped_reasons: tuple[str, ...] = ()
+    bounds_a: tuple[tuple[float, float], ...] = ()
+    bounds_b: tuple[tuple[float, float], ...] = ()
+
+    def ranges(self) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
+        """Every item's S range for a and for b (``(S, S)`` where S is known)."""
+        if self.bounds_a:
+            return self.bounds_a, self.bounds_b
+        return (tuple((float(x), float(x)) for x in self.a if x is not None),
+                tuple((float(y), float(y)) for y in self.b if y is not None))
 
     def decide(self, *, n_boot: int = BOOTSTRAP_N, seed: int = BOOTSTRAP_SEED) -> Decision:
         """:func:`vocencebench.decide.decide` with labels (incumbent, challenger); when
         incomplete items were left out, the reason opens with how many were decided."""
         if not self.items:
             raise ScoresError("no complete paired item to decide on")
-        d = decide(
-            self.a, self.b, labels=(self.incumbent, self.challenger), n_boot=n_boot, seed=seed
-        )
+        ra, rb = self.ranges()
+        d = decide_ranges(ra, rb, labels=(self.incumbent, self.challenger), n_boot=n_boot,
+                          seed=seed)
         if not self.skipped:
             return d
         # The same words as the run's own decision (decide_pairs), so a published
@@ -262,7 +294,37 @@ class PairedScores:
                                  f"{len(self.skipped)} incomplete: {what}. {d.reason}")
 
 
-def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float | None, str | None]:
+def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
+    """The S range of an unjudged row, every field it rests on checked (one line each)."""
+    item, system = row["item"], row["system"]
+    who = f"{where}: item {item!r} system {system!r}"
+    dims = row["unjudged"]
+    if (not isinstance(dims, list) or not dims
+            or not all(isinstance(x, str) and x for x in dims) or len(set(dims)) != len(dims)):
+        raise ScoresError(f"{who}: unjudged must be a list of distinct dimension names, got "
+                          f"{dims!r}")
+    if row.get("incomplete") is not None:
+        raise ScoresError(f"{who}: a row is either incomplete or unjudged, not both")
+    if row["S"] is not None:
+        raise ScoresError(f"{who}: an unjudged row has S null (its composite is not known), "
+                          f"got S={row['S']!r}")
+    d = row.get("d")
+    if not isinstance(d, dict):
+        raise ScoresError(f"{who}: an unjudged row needs d (its scored dimensions), got {d!r}")
+    for k, v in d.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
+                or not 0.0 <= v <= 1.0:
+            raise ScoresError(f"{who}: d[{k!r}]={v!r} is not a desirability on [0, 1]")
+        if k in dims:
+            raise ScoresError(f"{who}: dimension {k!r} is both in d and unjudged")
+    gate = row.get("gate")
+    if gate is not None and (isinstance(gate, bool) or gate not in (0, 1)):
+        raise ScoresError(f"{who}: gate must be 0, 1 or null, got {gate!r}")
+    return range_of({str(k): float(v) for k, v in d.items()}, dims, gate)
+
+
+def _parse_line(source: str, lineno: int, text: str
+                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None]:
     where = f"{source}:{lineno}"
     try:
         row: Any = json.loads(text)
@@ -282,6 +344,8 @@ def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float | 
     for key, value in (("item", item), ("system", system)):
         if not isinstance(value, str) or not value:
             raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
+    if "unjudged" in row:
+        return item, system, None, None, _unjudged_range(where, row)
     gap = row.get("incomplete")
     if gap is not None:
         if not isinstance(gap, str) or not gap:
@@ -289,7 +353,7 @@ def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float | 
         if s is not None:
             raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
                               f"S={s!r}; an incomplete row has S null")
-        return item, system, None, gap
+        return item, system, None, gap, None
     if isinstance(s, bool) or not isinstance(s, int | float):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
     s = float(s)
@@ -299,7 +363,7 @@ def _parse_line(source: str, lineno: int, text: str) -> tuple[str, str, float | 
         raise ScoresError(
             f"{where}: item {item!r} system {system!r}: S={s!r} is outside [0, 1]"
         )
-    return item, system, s, None
+    return item, system, s, None, None
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
@@ -326,10 +390,11 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     scores: dict[str, dict[str, float]] = {}
     lines: dict[tuple[str, str], int] = {}
     incomplete: dict[tuple[str, str], str] = {}
+    ranges: dict[tuple[str, str], tuple[float, float]] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        item, system, s, gap = _parse_line(source, lineno, raw)
+        item, system, s, gap, rng = _parse_line(source, lineno, raw)
         if (item, system) in lines:
             raise ScoresError(
                 f"{source}:{lineno}: duplicate row for item {item!r} system {system!r} "
@@ -341,6 +406,8 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
         scores.setdefault(system, {})
         if gap is not None:
             incomplete[(item, system)] = gap
+        elif rng is not None:
+            ranges[(item, system)] = rng
         else:
             assert s is not None
             scores[system][item] = s
@@ -348,7 +415,7 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
         raise ScoresError(f"{source}: empty scores file; expected JSON lines with item, system, S")
     return ScoresTable(
         source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines,
-        incomplete=incomplete,
+        incomplete=incomplete, ranges=ranges,
     )
 
 

@@ -127,7 +127,8 @@ def test_dry_run_prints_the_mode_calls_and_cost(tmp_path: Path,
     assert "MODE: all pairs — 3 pairs of 3 systems" in out
     assert "judge calls: 60 at most = 3 pairs × 5 items × 2 dimensions × 2 orders × 1 vote" \
         in out
-    assert "estimated cost of the calls to make: $0.00 [omni at $0.0/M input" in out
+    assert "estimated cost of the calls to make (canaries included): $0.00 [omni at $0.0/M input" \
+        in out
     assert "nothing was synthesised" in out
     assert not (tmp_path / "x").exists()
     assert main([*argv, "--anchor", "c", "--votes", "3", "--no-swap"]) == 0

@@ -72,6 +72,7 @@ from .stages import (
     measure,
     synthesize,
 )
+from .stopping import JudgeSchedule
 from .support import (
     EventLoop,
     ProgressBars,
@@ -110,6 +111,7 @@ class RunOptions:
     concurrency: tuple[int | None, int | None] = (None, None)
     window: int = DEFAULT_WINDOW
     progress: bool = False
+    stop_when_decided: bool = False
 
 
 class Engine(EventLoop):
@@ -191,6 +193,10 @@ class Engine(EventLoop):
                                if judge is not None else None)
         self._progress = ProgressBars(options.progress, len(self.items), options.labels,
                                        judge=judge is not None)
+        # stop_when_decided: every pair is measured first and parked; the schedule releases
+        # them to the judge batch by batch until the verdict is certain (stopping.py).
+        self._schedule = (JudgeSchedule(len(self.items), options.labels)
+                          if options.stop_when_decided and judge is not None else None)
 
     # ------------------------------------------------------------------ the event loop
 
@@ -219,11 +225,17 @@ class Engine(EventLoop):
     def _wants_more(self) -> bool:
         if self._stopped is not None:
             return False
-        return bool(self._open) or self._next < len(self.items)
+        return (bool(self._open) or self._next < len(self.items)
+                or (self._schedule is not None and self._schedule.pending))
 
     def _next_work(self) -> None:
         self._admit()
         self._pump()
+        self._release()
+
+    def early_stopping(self) -> dict[str, Any] | None:
+        """The record of a ``stop_when_decided`` run (None for any other run)."""
+        return self._schedule.record() if self._schedule is not None else None
 
     def _stalled(self) -> str:  # pragma: no cover - an internal error
         return f"{len(self._open)} items open"
@@ -530,6 +542,53 @@ class Engine(EventLoop):
                                           self._stopped))
             self._close(i)
             return
+        if self._schedule is not None and not self._schedule.released(i):
+            self._park(i, st, a, b)
+            return
+        self._judge(i, st)
+
+    def _park(self, i: int, st: OpenItem, a: ClipAnalysis, b: ClipAnalysis) -> None:
+        """Hold a measured pair for the judge schedule: out of the window (its clips are
+        dropped and read back from the clip store when it is released)."""
+        assert self._schedule is not None
+        pair = self._combine(st.item, a, b, st, unjudged=True)
+        del self._open[i]
+        for side in st.sides:
+            side.clip = None
+        if pair.incomplete is not None:  # no verdict could complete it: close it as it is
+            self._put(i, pair)
+            return
+        self._schedule.park(i, st, pair)
+
+    def _release(self) -> None:
+        """Between batches (nothing open, every item admitted): the next batch to the judge,
+        or, once the verdict is certain, every parked pair closed unjudged."""
+        sch = self._schedule
+        if (sch is None or not sch.pending or self._stopped is not None or self._open
+                or self._next < len(self.items)):
+            return
+        batch = sch.next_batch()
+        for i in batch:
+            st = self._open[i] = sch.release(i)
+            for s in (0, 1):
+                hit = self.clip_stores[s].get_bytes("clips", st.sides[s].key)
+                if hit is None:  # the clip store lost it: the judge cannot hear it
+                    st.jfail.update(dict.fromkeys(self.opt.registry.judged_dimensions(),
+                                                  fail.reason(fail.JUDGE, "the clip is no "
+                                                              "longer in the clip store")))
+                    break
+                st.sides[s].clip = Clip.from_bytes(hit[0], name=f"{self.opt.labels[s]}/"
+                                                                f"{st.item.id}")
+            if st.jfail:
+                self._close(i)
+            else:
+                self._judge(i, st)
+        if not batch:
+            for i, pair in sch.unjudged():
+                self._results.put(i, pair)
+                self._progress.tick("items")
+
+    def _judge(self, i: int, st: OpenItem) -> None:
         clip_a, clip_b = self._clip(i, 0), self._clip(i, 1)
         jobs = judge_jobs(self.opt.registry, all_at_once=self.opt.all_at_once)
         assert self._judge_threads is not None
@@ -577,14 +636,19 @@ class Engine(EventLoop):
             side.clip = None
         a, b = st.sides[0].analysis, st.sides[1].analysis
         assert a is not None and b is not None
-        self._results.put(i, self._combine(st.item, a, b, st))
+        self._put(i, self._combine(st.item, a, b, st))
+
+    def _put(self, i: int, pair: PairResult) -> None:
+        self._results.put(i, pair)
+        if self._schedule is not None:
+            self._schedule.closed(i, pair)
         self._progress.tick("items")
 
-    def _combine(self, item: Item, a: ClipAnalysis, b: ClipAnalysis, st: OpenItem | None
-                 ) -> PairResult:
+    def _combine(self, item: Item, a: ClipAnalysis, b: ClipAnalysis, st: OpenItem | None,
+                 *, unjudged: bool = False) -> PairResult:
         return combine(item, a, b, st.verdicts if st else {}, labels=self.opt.labels,
                        judge_failures=st.jfail if st else {}, registry=self.opt.registry,
-                       dimensions=self.opt.dimensions)
+                       dimensions=self.opt.dimensions, unjudged=unjudged)
 
     def _finish(self) -> Sequence[PairResult]:
         """Results in corpus order; an item the run did not finish is incomplete, with the
@@ -594,6 +658,8 @@ class Engine(EventLoop):
             if self._results.filled(i):
                 continue
             st = self._open.get(i)
+            if st is None and self._schedule is not None:  # parked when the run stopped
+                st = self._schedule.state(i)
             ans = []
             for s in (0, 1):
                 an = st.sides[s].analysis if st is not None else None

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..decide import decide
+from ..early_stopping import decide_ranges
 from ..errors import ConfigError, ScoresError
 from ..schema import Decision
 
@@ -67,7 +68,9 @@ class PairScores:
     ``a`` is the incumbent, ``b`` the challenger; position k is ``items[k]``, in pairing order
     (the corpus order). None marks an incomplete item (an instrument failed); ``incomplete``
     holds the reasons (``"item: reason"``). ``d_a`` / ``d_b`` optionally carry each row's
-    desirabilities (dimension → d on [0, 1]) for the per-trait means.
+    desirabilities (dimension → d on [0, 1]) for the per-trait means. A pair whose run stopped
+    judging early (``stop_when_decided``) also has ``bounds_a`` / ``bounds_b``: every item's
+    [lowest, highest] S, None for an incomplete item; an unjudged item has S None and a range.
     """
 
     incumbent: str
@@ -78,6 +81,8 @@ class PairScores:
     incomplete: tuple[str, ...] = ()
     d_a: tuple[Mapping[str, float], ...] = ()
     d_b: tuple[Mapping[str, float], ...] = ()
+    bounds_a: tuple[tuple[float, float] | None, ...] = ()
+    bounds_b: tuple[tuple[float, float] | None, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.items)
@@ -86,17 +91,26 @@ class PairScores:
                 f"{self.incumbent} vs {self.challenger}: {n} items but {len(self.a)} and "
                 f"{len(self.b)} scores"
             )
-        for dd in (self.d_a, self.d_b):
+        for dd in (self.d_a, self.d_b, self.bounds_a, self.bounds_b):
             if dd and len(dd) != n:
-                raise ScoresError(f"{self.incumbent} vs {self.challenger}: d rows ≠ items")
+                raise ScoresError(f"{self.incumbent} vs {self.challenger}: rows ≠ items")
         if self.incumbent == self.challenger:
             raise ScoresError(f"a pair needs two systems, got {self.incumbent!r} twice")
 
     @property
     def complete(self) -> bool:
-        """True when every item has both scores and no instrument failure was reported."""
-        return not self.incomplete and all(
-            x is not None and y is not None for x, y in zip(self.a, self.b, strict=True))
+        """True when every item has both scores (or, stopped early, both ranges) and no
+        instrument failure was reported."""
+        return not self.incomplete and len(self.decidable_positions()) == len(self.items)
+
+    def decidable_positions(self) -> list[int]:
+        """Positions that take part in the decision: both scores present, or both ranges
+        when the pair stopped judging early."""
+        if self.bounds_a:
+            return [k for k, (x, y) in enumerate(zip(self.bounds_a, self.bounds_b,
+                                                     strict=True))
+                    if x is not None and y is not None]
+        return self.complete_positions()
 
     def complete_positions(self) -> list[int]:
         """Positions whose two scores are both present."""
@@ -186,9 +200,11 @@ def decide_pair(
 
     Labels are (incumbent, challenger). A pair with any incomplete item is INCOMPLETE unless
     ``allow_incomplete``, when it is decided on its complete items only (``skipped`` says how
-    many were left out).
+    many were left out). A pair that stopped judging early is decided on its items' ranges
+    (:func:`vocencebench.early_stopping.decide_ranges`), exactly as its run decided it;
+    ``outcomes`` then count its judged items only.
     """
-    keep = pair.complete_positions()
+    keep = pair.decidable_positions()
     skipped = len(pair.items) - len(keep)
     if not pair.complete and not allow_incomplete:
         why = "; ".join(pair.incomplete[:3]) or f"{skipped} item(s) without a score"
@@ -198,6 +214,15 @@ def decide_pair(
     if not keep:
         return Cell(pair.incumbent, pair.challenger, None,
                     incomplete="INCOMPLETE: no item has both scores", skipped=skipped)
+    if pair.bounds_a:
+        ra = [pair.bounds_a[k] for k in keep]
+        rb = [pair.bounds_b[k] for k in keep]
+        d = decide_ranges([r for r in ra if r is not None], [r for r in rb if r is not None],
+                          labels=(pair.incumbent, pair.challenger), n_boot=n_boot, seed=seed)
+        known = pair.complete_positions()
+        return Cell(pair.incumbent, pair.challenger, d, skipped=skipped,
+                    outcomes=item_outcomes([float(pair.a[k]) for k in known],  # type: ignore[arg-type]
+                                           [float(pair.b[k]) for k in known]))  # type: ignore[arg-type]
     a = [float(pair.a[k]) for k in keep]  # type: ignore[arg-type]
     b = [float(pair.b[k]) for k in keep]  # type: ignore[arg-type]
     d = decide(a, b, labels=(pair.incumbent, pair.challenger), n_boot=n_boot, seed=seed)

@@ -58,6 +58,17 @@ class JudgePlan:
     cached_calls: int | None = None
     estimated_cost_usd: float | None = None
     price: str = "unknown"
+    #: Mean estimated tokens of one call: prompt text, audio (both clips), output ceiling.
+    tokens_per_call: dict[str, float] | None = None
+    #: The judge's spend cap (USD), if it has one.
+    spend_cap_usd: float | None = None
+    #: The known-answer canaries' judge calls (before any item), and how many are cached;
+    #: None when the run skips them or the judge is not checked.
+    canary_calls: int | None = None
+    canary_cached: int = 0
+    #: Clips whose real duration the token estimate used (the rest: 2.5 words per second).
+    clips_measured: int = 0
+    clips_estimated: int = 0
 
     @property
     def calls_per_item(self) -> int:
@@ -72,6 +83,21 @@ class JudgePlan:
     @property
     def calls_to_make(self) -> int:
         return self.total_calls - (self.cached_calls or 0)
+
+    @property
+    def requests(self) -> int:
+        """The judge calls the run will make, canaries included: an upper bound (items where
+        a clip fails or both clips fail the gate are not judged; ``--stop-when-decided`` may
+        stop sooner), exact for a run whose every clip is produced and judged."""
+        canary = (self.canary_calls or 0) - self.canary_cached
+        return self.calls_to_make + canary if self.judge_model is not None else 0
+
+    @property
+    def fits_cap(self) -> bool | None:
+        """Whether the estimated cost fits the spend cap (None: no cap, or cost unknown)."""
+        if self.spend_cap_usd is None or self.estimated_cost_usd is None:
+            return None
+        return self.estimated_cost_usd <= self.spend_cap_usd
 
     def describe(self) -> list[str]:
         """Plain lines: the mode, what it publishes and what the judge will cost."""
@@ -94,19 +120,40 @@ class JudgePlan:
         per = (f"{'1 combined call' if self.all_at_once else f'{len(self.dimensions)} dimensions'}"
                f" × {self.orders} order{'s' if self.orders > 1 else ''} × {self.votes} "
                f"vote{'s' if self.votes > 1 else ''}")
-        lines.append(f"judge calls: {self.total_calls} at most = {len(self.pairs)} pairs × "
+        lines.append(f"judge calls: {self.total_calls} at most = {len(self.pairs)} "
+                     f"pair{'s' if len(self.pairs) != 1 else ''} × "
                      f"{self.items} items × {per} ({self.judge_model})")
         if self.cached_calls is None:
             lines.append("already cached: unknown until every clip is synthesised")
         else:
             lines.append(f"already cached: {self.cached_calls}; to make: {self.calls_to_make}")
+        if self.canary_calls is not None:
+            lines.append(f"canary calls: {self.canary_calls} (known-answer checks before any "
+                         f"item; cached: {self.canary_cached})")
+        lines.append(f"judge requests to make: {self.requests} at most (exact when every clip "
+                     "is produced and judged; an invalid answer is asked again)")
+        t = self.tokens_per_call
+        if t is not None:
+            how = (f"{self.clips_measured} cached clips at their real duration"
+                   + (f", {self.clips_estimated} not yet synthesised at 2.5 words per second"
+                      if self.clips_estimated else ""))
+            lines.append(f"tokens per call (estimated): {t['prompt_text']:.0f} prompt text "
+                         f"+ {t['audio']:.0f} audio ({how}, 32 tokens/s) + "
+                         f"{t['output']:.0f} output (a ceiling)")
         cost = ("unknown (no price for this model)" if self.estimated_cost_usd is None
                 else f"${self.estimated_cost_usd:.2f}")
-        lines.append(f"estimated cost of the calls to make: {cost} [{self.price}]")
+        cap = ""
+        if self.spend_cap_usd is not None:
+            fits = self.fits_cap
+            cap = (f"; spend cap ${self.spend_cap_usd:.2f}: "
+                   + ("fits" if fits else "DOES NOT FIT (the run would stop at the cap)"
+                      if fits is not None else "cannot tell (no price)"))
+        what = " (canaries included)" if self.canary_calls else ""
+        lines.append(f"estimated cost of the calls to make{what}: {cost} [{self.price}]{cap}")
         return lines
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "mode": self.mode, "anchor": self.anchor, "pairs": [list(p) for p in self.pairs],
             "items": self.items, "dimensions": list(self.dimensions), "orders": self.orders,
             "votes": self.votes, "all_at_once": self.all_at_once,
@@ -115,6 +162,12 @@ class JudgePlan:
             "calls_to_make": self.calls_to_make,
             "estimated_cost_usd": self.estimated_cost_usd, "price": self.price,
         }
+        if self.judge_model is not None:  # a plan without a judge keeps its older keys only
+            out.update({"tokens_per_call": self.tokens_per_call,
+                        "spend_cap_usd": self.spend_cap_usd, "fits_spend_cap": self.fits_cap,
+                        "canary_calls": self.canary_calls, "canary_cached": self.canary_cached,
+                        "requests": self.requests})
+        return out
 
 
 def system_order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
@@ -159,8 +212,11 @@ def plan_judge_calls(
     votes: int = 1,
     all_at_once: bool = False,
     registry: TraitRegistry = TRAITS,
+    canaries: bool = True,
 ) -> JudgePlan:
-    """The :class:`JudgePlan` of a :func:`leaderboard` run (synthesises and calls nothing)."""
+    """The :class:`JudgePlan` of a :func:`leaderboard` run, or of a duel (two systems):
+    synthesises and calls nothing. ``canaries``: the run checks the judge on the known-answer
+    canaries first (their calls are counted)."""
     order = system_order(list(systems), anchor)
     pairs = pair_order(order, anchor)
     dims = tuple(registry.judged_dimensions())
@@ -172,6 +228,7 @@ def plan_judge_calls(
     if judge is None:
         return plan
     store, close = _store_for_reading(cache)
+    canary: list[tuple[bool, str, str, float]] | None = None
     try:
         clips = {s: _cached_clips(items, systems[s], store) for s in order} if store else {}
         cached: int | None = 0
@@ -179,6 +236,9 @@ def plan_judge_calls(
         seconds: dict[str, list[float]] = {
             s: [_clip_seconds((clips.get(s) or [None] * len(items))[k], it)
                 for k, it in enumerate(items)] for s in order}
+        measured = sum(1 for s in order for c in (clips.get(s) or []) if c is not None)
+        if canaries:
+            canary = _canary_calls(judge, store)
         for x, y in pairs:
             cx, cy = clips.get(x), clips.get(y)
             if cached is None or cx is None or cy is None or None in cx or None in cy:
@@ -193,11 +253,54 @@ def plan_judge_calls(
             store.close()
     price, label = _price_of(judge)
     cost: float | None = None
+    calls = _call_tokens(items, pairs, seconds, registry, dims, plan)
+    tokens = _tokens_per_call(calls)
     if price is not None:
-        cost = _estimate_cost(items, pairs, seconds, judge, registry, dims, plan, price,
-                              cached)
+        cost = _estimate_cost(calls, plan, price, cached)
+        if canary:
+            cost += _canary_cost(canary, registry, price)
+    cap = getattr(getattr(judge, "backend", None), "spend_cap_usd", None)
+    if cap is None:
+        cap = getattr(getattr(getattr(judge, "backend", None), "_meter", None),
+                      "spend_cap_usd", None)
+    n_clips = len(order) * len(items)
     return JudgePlan(plan.mode, anchor, pairs, len(items), dims, plan.orders, votes,
-                     all_at_once, model, cached, cost, label)
+                     all_at_once, model, cached, cost, label, tokens,
+                     float(cap) if isinstance(cap, int | float) else None,
+                     len(canary) if canary is not None else None,
+                     sum(1 for c in canary if c[0]) if canary else 0,
+                     measured, n_clips - measured)
+
+
+def _canary_calls(judge: Any, store: Any) -> list[tuple[bool, str, str, float]] | None:
+    """The canaries' judge calls (cached?, script, request, seconds) — None for a judge the
+    canaries do not check."""
+    from ..canaries import judge_call_plan
+    from ..judge import Judge
+
+    if not isinstance(judge, Judge):
+        return None
+    return judge_call_plan(judge, store)
+
+
+def _canary_cost(calls: Sequence[tuple[bool, str, str, float]], registry: TraitRegistry,
+                 price: Any) -> float:
+    """Estimated USD of the canary calls not cached (naturalness prompts, as estimated for
+    the items)."""
+    from ..judge import AUDIO_TOKENS_PER_SECOND, CallUsage
+    from ..traits import NATURALNESS
+
+    out = []
+    for hit, text, instruction, seconds in calls:
+        if hit:
+            continue
+        it = Item("canary", instruction, text, {}, 0)
+        chars = _prompt_chars(it, [(NATURALNESS,)], registry)[0]
+        audio = math.ceil(seconds * AUDIO_TOKENS_PER_SECOND)
+        out.append(float(price.cost(CallUsage(prompt_tokens=chars // _CHARS_PER_TOKEN + audio,
+                                              output_tokens=_OUTPUT_TOKENS_PER_CALL,
+                                              audio_tokens=audio))))
+    return math.fsum(out)
 
 
 def _store_for_reading(cache: Any) -> tuple[Any, bool]:
@@ -270,31 +373,58 @@ def _price_of(judge: Any) -> tuple[Any, str]:
                   f"{src} as of {getattr(price, 'as_of', '?')}"
 
 
-def _estimate_cost(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
-                   seconds: Mapping[str, Sequence[float]], judge: Any,
-                   registry: TraitRegistry, dims: tuple[str, ...], plan: JudgePlan,
-                   price: Any, cached: int | None) -> float:
-    from ..judge import AUDIO_TOKENS_PER_SECOND, CallUsage
+def _prompt_chars(it: Item, groups: Sequence[tuple[str, ...]], registry: TraitRegistry
+                  ) -> list[int]:
+    """Characters of each call's prompt (system text, schema, text parts) for one item."""
     from ..prompts import build_combined_prompt, build_prompt
 
+    chars = []
+    for g in groups:
+        p = (build_combined_prompt(text=it.text, instruction=it.instruction, dimensions=g,
+                                   category=it.category, registry=registry)
+             if len(g) > 1 else
+             build_prompt(text=it.text, instruction=it.instruction, dimension=g[0],
+                          category=it.category, registry=registry))
+        chars.append(len(p.system) + len(json.dumps(p.schema))
+                     + sum(len(s) for s in p.parts if isinstance(s, str)))
+    return chars
+
+
+def _call_tokens(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
+                 seconds: Mapping[str, Sequence[float]], registry: TraitRegistry,
+                 dims: tuple[str, ...], plan: JudgePlan) -> list[tuple[int, int]]:
+    """(prompt text tokens, audio tokens) of each distinct call of the plan (item × pair ×
+    call group; every order and vote of it costs the same)."""
+    from ..judge import AUDIO_TOKENS_PER_SECOND
+
     groups: list[tuple[str, ...]] = [dims] if plan.all_at_once else [(d,) for d in dims]
-    per_item_pair_cost: list[float] = []
+    out: list[tuple[int, int]] = []
     for k, it in enumerate(items):
-        chars = []
-        for g in groups:
-            p = (build_combined_prompt(text=it.text, instruction=it.instruction,
-                                       dimensions=g, category=it.category, registry=registry)
-                 if len(g) > 1 else
-                 build_prompt(text=it.text, instruction=it.instruction, dimension=g[0],
-                              category=it.category, registry=registry))
-            chars.append(len(p.system) + len(json.dumps(p.schema))
-                         + sum(len(s) for s in p.parts if isinstance(s, str)))
+        chars = _prompt_chars(it, groups, registry)
         for x, y in pairs:
             audio = math.ceil((seconds[x][k] + seconds[y][k]) * AUDIO_TOKENS_PER_SECOND)
-            for c in chars:
-                use = CallUsage(prompt_tokens=c // _CHARS_PER_TOKEN + audio,
-                                output_tokens=_OUTPUT_TOKENS_PER_CALL, audio_tokens=audio)
-                per_item_pair_cost.append(float(price.cost(use)) * len(_units(plan)))
+            out += [(c // _CHARS_PER_TOKEN, audio) for c in chars]
+    return out
+
+
+def _tokens_per_call(calls: Sequence[tuple[int, int]]) -> dict[str, float] | None:
+    """Mean estimated tokens of one call over every call of the plan."""
+    if not calls:
+        return None
+    return {"prompt_text": math.fsum(t for t, _ in calls) / len(calls),
+            "audio": math.fsum(a for _, a in calls) / len(calls),
+            "output": float(_OUTPUT_TOKENS_PER_CALL)}
+
+
+def _estimate_cost(calls: Sequence[tuple[int, int]], plan: JudgePlan, price: Any,
+                   cached: int | None) -> float:
+    from ..judge import CallUsage
+
+    per_item_pair_cost = [
+        float(price.cost(CallUsage(prompt_tokens=text + audio,
+                                   output_tokens=_OUTPUT_TOKENS_PER_CALL,
+                                   audio_tokens=audio))) * len(_units(plan))
+        for text, audio in calls]
     total = math.fsum(per_item_pair_cost)
     if cached and plan.total_calls:
         total *= plan.calls_to_make / plan.total_calls

@@ -381,5 +381,6 @@ def pairs_from_table(
     out = []
     for x, y in pair_order(order, anchor):
         paired = table.pair(x, y)
-        out.append(PairScores(x, y, tuple(paired.items), tuple(paired.a), tuple(paired.b)))
+        out.append(PairScores(x, y, tuple(paired.items), tuple(paired.a), tuple(paired.b),
+                              bounds_a=paired.bounds_a, bounds_b=paired.bounds_b))
     return tuple(order), tuple(out)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._report.escape import html_text
+from .._report.judge import behaviour_html, behaviour_lines, behaviour_markdown
 from ..charts import page_css, page_head, svg_open, unit_grid
 from ..clips import export_clips, find_cache, prune_clips, select_clips
 from ..constants import BOARD_DECISIVE_CLIPS, BOOTSTRAP_N, BOOTSTRAP_SEED
@@ -80,7 +81,8 @@ def render_summary(lb: Leaderboard) -> str:
     lines = [f"vocencebench {m.get('vocencebench', '?')} leaderboard — {len(st.systems)} "
              f"systems, {len(lb.items)} items, corpus sha256 "
              f"{str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in lb.status()]
+    jb = lb.judge_behaviour()
+    lines += [f"  {s}" for s in [*lb.status(), *(jb.warnings if jb else ())]]
     lines += ["", "TIERS (no system is ranked above one that beats it; a tie moves nobody)"]
     for t in st.tiers:
         for k, s in enumerate(t.systems):
@@ -114,6 +116,8 @@ def render_summary(lb: Leaderboard) -> str:
     else:
         lines.append("  " + ", ".join(f"{s} {bt.log_strength[s]:+.3f}" for s in bt.order())
                      + f"  (log-strength, mean 0; {bt.iterations} iterations)")
+    if jb is not None:
+        lines += ["", *behaviour_lines(jb)]
     files = sorted(set(lb.scores_files().values()))
     lines += ["", f"recompute any cell: {lb.recompute_command(next(iter(lb.runs)))}"
               + (f"  (files: {', '.join(files[:3])}{' …' if len(files) > 3 else ''})"
@@ -171,6 +175,9 @@ def render_markdown(lb: Leaderboard) -> str:
         out += ["| system | log-strength | strength |", "|---|---|---|"]
         out += [f"| {s} | {bt.log_strength[s]:+.3f} | {bt.strength[s]:.3f} |"
                 for s in bt.order()]
+    jb = lb.judge_behaviour()
+    if jb is not None:  # system names are plain names (the CLI checks them)
+        out += behaviour_markdown(jb, str)
     doc = lb.to_dict()
     out += ["", "## Failures", "", "```json",
             json.dumps(doc["failures"], indent=2, ensure_ascii=False), "```",
@@ -334,6 +341,7 @@ margin that lead had to clear; hover for the full audit trail.</p>
 {''.join(trait_rows) if dims else ""}
 <h2>Bradley–Terry summary</h2>
 {_bt_html(st)}
+{behaviour_html(jb) if (jb := lb.judge_behaviour()) is not None else ""}
 {listening}<h2>Failures</h2><pre>{html.escape(failures)}</pre>
 <h2>Canaries</h2><p>{html.escape(doc["canaries"].get("line", doc["canaries"]["status"]))}</p>
 <pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>

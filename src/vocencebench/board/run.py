@@ -33,7 +33,9 @@ from typing import Any, Final
 
 from ..cache import Cache, NullCache
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from ..early_stopping import sample_range
 from ..errors import ConfigError
+from ..judge_audit import JudgeBehaviour, judge_behaviour
 from ..schema import Item, SampleScore
 from ..traits import TRAITS, TraitRegistry
 from .cells import PairScores, pair_order
@@ -136,6 +138,14 @@ class Leaderboard:
                 f"--challenger {_q(y)} --json")
 
     # -- sections
+    def judge_behaviour(self) -> JudgeBehaviour | None:
+        """The judge's behaviour over every pair (None when no judge ran)."""
+        if self.metadata.get("judge_model") is None:
+            return None
+        return judge_behaviour([(pair, h.pairs) for pair, h in self.runs.items()],
+                               registry=self.registry,
+                               both_orders=bool(self.metadata.get("judge_consistent", True)))
+
     def failures(self) -> dict[str, Any]:
         """Failures per system (its own: synthesis, audio) and per instrument, and the
         incomplete pairs."""
@@ -237,6 +247,7 @@ class Leaderboard:
             "judge": {"plan": self.plan.to_dict(), "calls_answered": self.judge_calls,
                       "cost_usd": self.metadata.get("judge_cost_usd")},
             "failures": self.failures(),
+            **({"judge_behaviour": jb.to_dict()} if (jb := self.judge_behaviour()) else {}),
             "canaries": self.canaries(),
             "items": len(self.items),
             "metadata": {k: v for k, v in self.metadata.items()
@@ -281,16 +292,20 @@ def _pair_scores(x: str, y: str, h: Any) -> PairScores:
     a: list[float | None] = []
     b: list[float | None] = []
     reasons: list[str] = []
+    stopped = any(p.a.unjudged or p.b.unjudged for p in h.pairs)
     for p in h.pairs:
         a.append(p.a.S)
         b.append(p.b.S)
         why = [r for r in (getattr(p, "incomplete", None), getattr(p.a, "incomplete", None),
                            getattr(p.b, "incomplete", None)) if r]
-        if why or p.a.S is None or p.b.S is None:
+        unjudged = bool(p.a.unjudged or p.b.unjudged) and not why
+        if why or (not unjudged and (p.a.S is None or p.b.S is None)):
             reasons.append(f"{p.item.id}: {why[0] if why else 'no score'}")
+    bounds = ((tuple(sample_range(p.a) for p in h.pairs),
+               tuple(sample_range(p.b) for p in h.pairs)) if stopped else ((), ()))
     return PairScores(x, y, tuple(p.item.id for p in h.pairs), tuple(a), tuple(b),
                       tuple(reasons), tuple(dict(p.a.d) for p in h.pairs),
-                      tuple(dict(p.b.d) for p in h.pairs))
+                      tuple(dict(p.b.d) for p in h.pairs), bounds[0], bounds[1])
 
 
 def _usage_calls(judge: Any) -> int | None:
@@ -321,6 +336,7 @@ def leaderboard(
     n_boot: int = BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
     canaries: bool = True,
+    stop_when_decided: bool = False,
 ) -> Leaderboard:
     """Benchmark every system in ``systems`` (name → system) on ``items`` and decide every
     compared pair (all pairs, or with ``anchor`` the anchor against each other system).
@@ -335,6 +351,9 @@ def leaderboard(
     checks once, before the first pair and before anything is synthesised (the pairs do not
     check them again; every pair's record is that one); an instrument that fails them raises
     :class:`~vocencebench.errors.CanaryError` (``canaries: …``, naming the failed checks).
+    ``stop_when_decided``: each pair stops judging once its verdict cannot change
+    (:func:`vocencebench.benchmark`); its cell is that verdict, and the per-system intervals,
+    trait means and Bradley–Terry outcomes of such a pair use its judged items only.
     """
     from ..adapters import check_distinct_identities, system_id
     from ..canaries import preflight, skipped_record, status_line
@@ -373,7 +392,7 @@ def leaderboard(
     try:
         plan = plan_judge_calls(its, systems, judge, anchor=anchor, cache=store,
                                 consistent=consistent, votes=votes, all_at_once=all_at_once,
-                                registry=reg)
+                                registry=reg, canaries=canaries)
         for line in plan.describe():
             if announce is not None:
                 announce(line)
@@ -397,6 +416,7 @@ def leaderboard(
                 labels=(x, y), cache=store, executor=shared, progress=progress,
                 consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
                 all_at_once=all_at_once, registry=reg, canaries=False,  # checked above
+                stop_when_decided=stop_when_decided,
             )
             # The pair's record is the leaderboard's check, not "skipped".
             h.metadata["canaries"] = dict(canary_record)
@@ -430,6 +450,10 @@ def leaderboard(
     }
     meta["bootstrap"] = {"n_boot": n_boot, "seed": seed}
     meta["judge_all_at_once"] = all_at_once
+    if stop_when_decided:  # only when asked for: other leaderboards keep their bytes
+        meta["early_stopping"] = {
+            f"{x} vs {y}": {k: v for k, v in runs[(x, y)].metadata.get(
+                "early_stopping", {}).items() if k != "evaluations"} for x, y in pairs}
     meta["timings"] = timings
     meta["cache"] = cache_meta
     meta["canaries"] = canary_record

@@ -52,6 +52,7 @@ from ._constants import (
     READ_SPEECH_EMOTIONS,
 )
 from ._edits import FloatArray, edit_clip, judge_pairs
+from ._judge_checks import judge_call_plan
 from ._report import CanaryCheck, CanaryReport
 from ._run import (
     canary_status,
@@ -85,6 +86,7 @@ __all__ = [
     "canary_clips",
     "canary_status",
     "edit_clip",
+    "judge_call_plan",
     "judge_pairs",
     "preflight",
     "report_record",

@@ -24,7 +24,7 @@ from ._report import CanaryCheck
 if TYPE_CHECKING:
     from ..judge import Judge
 
-__all__ = ["judge_checks"]
+__all__ = ["judge_call_plan", "judge_checks"]
 
 
 class _CountingBackend:
@@ -41,6 +41,34 @@ class _CountingBackend:
 
     def __getattr__(self, name: str) -> Any:  # record_failure, usage, ... go to the backend
         return getattr(self.inner, name)
+
+
+def _unit_key(judge: Judge, clean: bytes, bad: bytes, order: str) -> str:
+    """The cache key of one canary judgement (one pair, one order)."""
+    return cache_key({
+        "canary": CANARY_VERSION, "kind": "judge", "clean": hashlib.sha256(clean)
+        .hexdigest(), "degraded": hashlib.sha256(bad).hexdigest(), "order": order,
+        "model": judge.model, "prompt_version": judge.prompt_version,
+        "temperature": judge.temperature,
+        "max_invalid_retries": judge.max_invalid_retries})
+
+
+def judge_call_plan(judge: Judge, cache: Any) -> list[tuple[bool, str, str, float]]:
+    """The canary judgements a run asks of ``judge`` (what a dry run adds to its count of
+    judge calls, one call each when the answer parses): per judgement, (already in
+    ``cache``, the script, the voice request, both clips' seconds); the dimension is
+    naturalness, the category ``everyday``."""
+    from ..audio import wav_duration_s
+
+    texts = {c.key: c.text for c in canary_clips()}
+    out = []
+    for key, _, clean, bad in judge_pairs():
+        seconds = (wav_duration_s(clean) or 0.0) + (wav_duration_s(bad) or 0.0)
+        for order in ("ab", "ba"):
+            hit = cache is not None and isinstance(
+                cache.get_json("verdicts", _unit_key(judge, clean, bad, order)), Mapping)
+            out.append((hit, texts[key], JUDGE_INSTRUCTION, seconds))
+    return out
 
 
 def judge_checks(judge: Judge, cache: Any) -> tuple[list[CanaryCheck], float, float, float,
@@ -63,12 +91,7 @@ def judge_checks(judge: Judge, cache: Any) -> tuple[list[CanaryCheck], float, fl
     for key, how, clean, bad in judge_pairs():
         winners: dict[str, str | None] = {}
         for order in ("ab", "ba"):
-            ukey = cache_key({
-                "canary": CANARY_VERSION, "kind": "judge", "clean": hashlib.sha256(clean)
-                .hexdigest(), "degraded": hashlib.sha256(bad).hexdigest(), "order": order,
-                "model": model, "prompt_version": judge.prompt_version,
-                "temperature": judge.temperature,
-                "max_invalid_retries": judge.max_invalid_retries})
+            ukey = _unit_key(judge, clean, bad, order)
             hit = cache.get_json("verdicts", ukey) if cache is not None else None
             if isinstance(hit, Mapping):
                 winners[order] = str(hit["winner"])

@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_MISMATCH",
     "EXIT_USAGE",
     "add_corpus_arguments",
+    "add_economy_arguments",
     "add_force_argument",
     "add_instrument_arguments",
     "add_judge_flags",
@@ -31,6 +32,7 @@ __all__ = [
     "make_transcriber",
     "nonnegative_int",
     "positive_int",
+    "print_plan",
     "run_demo_leaderboard",
 ]
 
@@ -85,6 +87,32 @@ def add_instrument_arguments(p: argparse.ArgumentParser) -> None:
                    help="none | whisper[:MODEL] | openai:URL#MODEL | pocketsphinx")
     p.add_argument("--classifiers", action="store_true",
                    help="add the age/gender/emotion/accent classifier probes")
+
+
+def add_economy_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> None:
+    """``--stop-when-decided`` and ``--dry-run``, the judge's economics (docs/judge.md)."""
+    p.add_argument("--stop-when-decided", action="store_true",
+                   help="measure every item, then judge in a seeded order and stop once no "
+                        "outcome of the unjudged items could change the verdict (the verdict "
+                        "is the full run's; the decision records the proof)")
+    if dry_run:
+        p.add_argument("--dry-run", action="store_true",
+                       help="print the planned judge calls, tokens per call and cost (and "
+                            "whether they fit --judge-spend-cap), then exit; nothing is "
+                            "synthesised and no request is sent to the judge")
+
+
+def print_plan(head: str, lines: list[str], *, stop_when_decided: bool, judged: bool) -> int:
+    """A dry run's output (``run --dry-run``, ``leaderboard --dry-run``): ``head``, the judge
+    plan's ``lines``, then what was not done. Returns the exit status (0)."""
+    print(head)
+    for line in lines:
+        print(line)
+    if stop_when_decided and judged:
+        print("--stop-when-decided: judging stops once a verdict cannot change, so the run "
+              "may make fewer calls than this")
+    print("nothing was synthesised, analysed or judged; no request was sent to the judge")
+    return 0
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:

@@ -76,6 +76,19 @@ def format_decision(d: Decision) -> str:
         "",
         f"reason: {d.reason}",
     ]
+    es = d.early_stop
+    if es is not None:  # a stopped-early decision: its numbers are intervals
+        rows[-1:-1] = [
+            f"  STOPPED EARLY: {es['unjudged']} of {es['items']} items were never judged; each "
+            "number above is the end of its interval (over every outcome of those items) that "
+            "is worst for the verdict:",
+            f"  mean S {la} ∈ [{es['mean_a'][0]:.4f}, {es['mean_a'][1]:.4f}], {lb} ∈ "
+            f"[{es['mean_b'][0]:.4f}, {es['mean_b'][1]:.4f}]; LCB({lb}−{la}) ∈ "
+            f"[{es['lcb'][0]:+.4f}, {es['lcb'][1]:+.4f}], margin({la}) ∈ "
+            f"[{es['margin'][0]:.4f}, {es['margin'][1]:.4f}]; LCB({la}−{lb}) ∈ "
+            f"[{es['lcb_reverse'][0]:+.4f}, {es['lcb_reverse'][1]:+.4f}], margin({lb}) ∈ "
+            f"[{es['margin_reverse'][0]:.4f}, {es['margin_reverse'][1]:.4f}]",
+            ""]
     return "\n".join(rows)
 
 

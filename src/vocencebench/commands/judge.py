@@ -1,4 +1,5 @@
-"""``vocencebench judge compare A.wav B.wav``: one pairwise judgement from the command line."""
+"""``vocencebench judge compare A.wav B.wav`` (one pairwise judgement from the command line)
+and ``vocencebench judge agree RUN --judge SPEC`` (judge migration: :mod:`vocencebench.rejudge`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..constants import AGREE_ITEMS, AGREE_SEED
 from ..errors import ConfigError
 from ..judge import DEFAULT_GEMINI_MODEL
 from ..prompts import CATEGORIES
 from ..schema import Verdict
 from ._judge_args import add_judge_arguments, judge_from_args
 
-__all__ = ["format_verdict", "register", "run_compare"]
+__all__ = ["format_verdict", "register", "run_agree", "run_compare"]
 
 
 def register(subparsers: Any) -> None:
@@ -49,6 +51,27 @@ def register(subparsers: Any) -> None:
     c.add_argument("--json", action="store_true", help="print the verdict and usage as JSON")
     add_judge_arguments(c, default=f"gemini:{DEFAULT_GEMINI_MODEL}", legacy_aliases=True)
     c.set_defaults(func=run_compare)
+    g = sub.add_parser(
+        "agree",
+        help="re-judge a seeded subset of a finished run with another judge and compare",
+        description=(
+            "Judge migration: play a seeded subset of a finished run's judged items (clips "
+            "from the run's cache) to another judge, or another version of the same, with the "
+            "run's own settings, and report per-dimension agreement with the run's judge "
+            "(raw agreement and Cohen's kappa with a seeded bootstrap interval), the verdict "
+            "each judge implies on the subset, and whether the run's headline verdict would "
+            "change with the new answers on the subset."),
+    )
+    g.add_argument("run", metavar="RUN", help="a run directory (its run.json and cache)")
+    g.add_argument("--items", type=int, default=AGREE_ITEMS, metavar="N",
+                   help="items to re-judge (default: %(default)s)")
+    g.add_argument("--seed", type=int, default=AGREE_SEED, metavar="S",
+                   help="seed of the subset and of the kappa interval (default: %(default)s)")
+    g.add_argument("--cache", default=None, metavar="PATH",
+                   help="the cache holding the run's clips (default: the one run.json names)")
+    g.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_judge_arguments(g, default="none")
+    g.set_defaults(func=run_agree)
     p.set_defaults(func=lambda args: _help(p))
 
 
@@ -78,6 +101,24 @@ def format_verdict(v: Verdict) -> str:
         "",
         "B: " + v.reasoning_b.replace("\n", "\n   "),
     ])
+
+
+def run_agree(args: argparse.Namespace) -> int:
+    """Run ``judge agree``."""
+    from ..rejudge import agree
+
+    judge = judge_from_args(args)
+    if judge is None:
+        raise ConfigError("judge agree needs the judge to compare with: --judge "
+                          "gemini[:MODEL] or local:URL#MODEL")
+    with judge:
+        res = agree(args.run, judge, items=args.items, seed=args.seed, cache=args.cache,
+                    judge_concurrency=args.judge_concurrency)
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        print("\n".join(res.lines()))
+    return 0
 
 
 def run_compare(args: argparse.Namespace) -> int:

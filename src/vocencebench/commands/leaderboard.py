@@ -24,6 +24,7 @@ from ._common import (
     EXIT_INCOMPLETE,
     EXIT_MISMATCH,
     add_corpus_arguments,
+    add_economy_arguments,
     add_force_argument,
     add_instrument_arguments,
     add_judge_flags,
@@ -34,6 +35,7 @@ from ._common import (
     make_probes,
     make_transcriber,
     positive_int,
+    print_plan,
     run_demo_leaderboard,
 )
 
@@ -99,8 +101,11 @@ def register(sub: Any) -> None:
                    help="do not check the probes and the judge against the known-answer "
                         "canaries first (the reports then say they were skipped)")
     add_force_argument(p)
+    add_economy_arguments(p, dry_run=False)
     p.add_argument("--dry-run", action="store_true",
-                   help="print the mode, the judge calls and their estimated cost; run nothing")
+                   help="print the mode, the judge calls, tokens per call and their estimated "
+                        "cost (and whether they fit --judge-spend-cap); run nothing and send "
+                        "no request to the judge")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--demo", action="store_true",
                    help="the offline built-ins (espeak-flat, espeak-follow, and hibari, "
@@ -157,12 +162,11 @@ def _run(args: argparse.Namespace) -> int:
     consistent, votes, all_at_once = not args.no_swap, args.votes, args.all_at_once
     if args.dry_run:
         plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,
-                                consistent=consistent, votes=votes, all_at_once=all_at_once)
-        print(f"vocencebench leaderboard (dry run): {len(systems)} systems, {len(items)} items")
-        for line in plan.describe():
-            print(line)
-        print("nothing was synthesised, analysed or judged")
-        return 0
+                                consistent=consistent, votes=votes, all_at_once=all_at_once,
+                                canaries=not args.skip_canaries)
+        return print_plan(f"vocencebench leaderboard (dry run): {len(systems)} systems, "
+                          f"{len(items)} items", plan.describe(),
+                          stop_when_decided=args.stop_when_decided, judged=judge is not None)
     if not args.quiet:
         err(f"vocencebench leaderboard: {len(systems)} systems on {len(items)} items "
             f"(cache: {cache or 'for this run only'})")
@@ -177,6 +181,7 @@ def _run(args: argparse.Namespace) -> int:
         judge_concurrency=args.judge_concurrency,
         all_at_once=all_at_once, allow_incomplete=args.allow_incomplete,
         announce=None if args.quiet else err, canaries=not args.skip_canaries,
+        stop_when_decided=args.stop_when_decided,
     )
     lb.metadata["selection"] = selection
     lb.metadata.setdefault("timings", {})["wall_s"] = time.perf_counter() - t0

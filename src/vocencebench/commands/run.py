@@ -19,6 +19,7 @@ from ..schema import INCOMPLETE
 from ._common import (
     EXIT_INCOMPLETE,
     add_corpus_arguments,
+    add_economy_arguments,
     add_force_argument,
     add_instrument_arguments,
     announce_skipped_canaries,
@@ -27,6 +28,7 @@ from ._common import (
     make_probes,
     make_transcriber,
     positive_int,
+    print_plan,
     run_demo_leaderboard,
 )
 from ._judge_args import JUDGE_FLAGS, add_judge_arguments
@@ -64,9 +66,38 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
             "probes": probes, "out": out, "cache": cache}
 
 
+def _dry_run(args: argparse.Namespace) -> int:
+    """``run --dry-run``: the judge plan of the run (board's planner, as ``leaderboard
+    --dry-run`` prints it), then exit; nothing is synthesised, judged or written."""
+    from pathlib import Path
+
+    from ..board import plan_judge_calls
+    from ..specs import build_system
+    from ._judge_args import judge_from_args
+
+    items, _ = load_items(args)
+    label_a = args.label_a or default_label(args.system_a)
+    label_b = args.label_b or default_label(args.system_b)
+    if label_a == label_b:
+        label_a, label_b = f"{label_a}-a", f"{label_b}-b"
+    systems = {label_a: build_system(args.system_a), label_b: build_system(args.system_b)}
+    judge = judge_from_args(args)
+    out = Path(args.out or f"runs/{label_a}-vs-{label_b}")
+    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    plan = plan_judge_calls(items, systems, judge, cache=cache, consistent=not args.no_swap,
+                            votes=args.votes, all_at_once=args.all_at_once,
+                            canaries=not args.skip_canaries)
+    return print_plan(f"vocencebench run (dry run): {label_a} vs {label_b} on {len(items)} "
+                      f"items (cache: {cache or 'off'})",
+                      plan.describe()[1:],  # the first line is the leaderboard's mode
+                      stop_when_decided=args.stop_when_decided, judged=judge is not None)
+
+
 def _execute(args: argparse.Namespace) -> int:
     from ..compare import benchmark
 
+    if getattr(args, "dry_run", False):
+        return _dry_run(args)
     run = _prepare(args)
     items, (label_a, label_b), cache = run["items"], run["labels"], run["cache"]
     progress = not args.quiet and sys.stderr.isatty()
@@ -88,6 +119,7 @@ def _execute(args: argparse.Namespace) -> int:
         consistent=not args.no_swap, all_at_once=args.all_at_once,
         judge_concurrency=args.judge_concurrency, concurrency=run["concurrency"],
         allow_incomplete=args.allow_incomplete, canaries=not args.skip_canaries,
+        stop_when_decided=getattr(args, "stop_when_decided", False),
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
@@ -181,6 +213,7 @@ def register(sub: Any) -> None:
     run.add_argument("--no-swap", action="store_true",
                      help="judge one order only (faster, position bias not neutralised)")
     add_judge_arguments(run)
+    add_economy_arguments(run)
     _duel_arguments(run)
     run.set_defaults(func=_execute)
 

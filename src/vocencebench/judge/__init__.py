@@ -19,7 +19,7 @@ from __future__ import annotations
 from ._aggregate import ORDERS, DimensionJudgement, SingleJudgement, aggregate
 from ._cache import MemoryVerdictCache, TableVerdictCache, VerdictCache, verdict_cache_key
 from ._gemini import DEFAULT_GEMINI_BASE_URL, GEMINI_BASE_URL_ENV, GeminiBackend
-from ._judge import DEFAULT_GEMINI_MODEL, Judge
+from ._judge import DEFAULT_GEMINI_MODEL, UNPARSABLE_REASON, Judge
 from ._openai_chat import OpenAIChatBackend
 from ._options import BackendOptions
 from ._protocols import CachingJudge, PairJudge
@@ -48,6 +48,7 @@ __all__ = [
     "ORDERS",
     "PRICES",
     "PRICES_AS_OF",
+    "UNPARSABLE_REASON",
     "AsyncJudgeBackend",
     "AudioInput",
     "BackendOptions",

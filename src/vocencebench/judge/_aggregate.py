@@ -114,7 +114,8 @@ def aggregate(
     Per order the winner is the majority over its votes (equal top counts → ``tie``). With
     ``consistent=True`` and both orders present, the winner stands only if both orders agree,
     else ``tie`` and ``Verdict.consistent=False``; with ``consistent=False`` the winner is the
-    majority over all samples. Scores and confidence are exact means over all samples.
+    majority over all samples. Scores and confidence are exact means over all samples;
+    ``Verdict.answers`` keeps every single judgement (un-swapped).
     """
     if not judgements:
         raise ConfigError("aggregate() needs at least one judgement")
@@ -157,4 +158,9 @@ def aggregate(
         model=",".join(models),
         prompt_version=",".join(versions),
         raw=tuple(j.raw for j in rows),
+        # Each single judgement, un-swapped: what the judge's behaviour figures are made of
+        # (vocencebench.judge_audit: order-swap and vote disagreement, ties, confidence).
+        answers=tuple({"order": j.order, "vote": j.vote, "winner": d.winner,
+                       "score_a": d.score_a, "score_b": d.score_b,
+                       "confidence": d.confidence} for j, d in zip(rows, ds, strict=True)),
     )

@@ -61,12 +61,16 @@ from ._openai_chat import OpenAIChatBackend
 from ._options import BackendOptions
 from ._types import AudioInput, JudgeBackend, JudgeRequest
 
-__all__ = ["DEFAULT_GEMINI_MODEL", "Judge"]
+__all__ = ["DEFAULT_GEMINI_MODEL", "UNPARSABLE_REASON", "Judge"]
 
 log = logging.getLogger("vocencebench.judge")
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+#: The words of the failure of a single judgement whose every try was unparsable (after
+#: ``max_invalid_retries``); :mod:`vocencebench.judge_audit` counts the reasons holding them.
+UNPARSABLE_REASON = "gave no valid verdict JSON"
 
 #: The model ``Judge.gemini()`` uses unless told otherwise.
 DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
@@ -352,7 +356,7 @@ class Judge(Closing):
 
     def _give_up(self, last: JudgeResponseError | None) -> JudgeResponseError:
         return JudgeResponseError(
-            f"judge {self.model} gave no valid verdict JSON in {self.max_invalid_retries + 1} "
+            f"judge {self.model} {UNPARSABLE_REASON} in {self.max_invalid_retries + 1} "
             f"tries (last problem: {redact(last)}); no score was recorded. Retry later or raise "
             "max_invalid_retries"
         )
