@@ -194,3 +194,22 @@ def test_a_fatal_judge_error_mid_schedule_ends_incomplete() -> None:
     # Parked pairs keep their analyses when the run stops.
     parked = [p for p in h.pairs if p.incomplete and p.analysis_a.probes]
     assert parked
+
+
+@pytest.mark.slow
+def test_a_stopped_run_says_why_it_has_no_robustness_section(tmp_path: Path) -> None:
+    """The robustness variants re-decide on every S; a run that stopped judging early knows
+    some S only as intervals, so the section says so (in the run, its reports and in
+    ``decide --robustness`` from its scores) instead of computing on made-up composites."""
+    from vocencebench.robustness import robustness_of_file
+
+    h, _ = _duel(True)
+    assert h.decision.early_stop is not None
+    rob = h.robustness
+    assert rob.robust is None and "the judge stopped early" in rob.summary
+    assert "rerun without --stop-when-decided" in rob.summary
+    out = h.save(tmp_path / "run")
+    run = json.loads((out / "run.json").read_text())
+    assert run["robustness"] == rob.to_dict()
+    assert robustness_of_file(out / "scores.jsonl").to_dict() == rob.to_dict()
+    assert "the judge stopped early" in (out / "report.md").read_text()

@@ -67,7 +67,7 @@ from ..constants import (
 from ..decide import composite, decide, gate, lower_confidence_bound, margin
 from ..errors import ScoresError
 from ..schema import INCOMPLETE, Record, SampleScore
-from ..scores import read_scores
+from ..scores import decide_scores, read_scores
 from ._exact import (
     CHUNK_FLOATS,
     CountBlocks,
@@ -600,15 +600,26 @@ def robustness_of_run(pairs: Iterable[PairResult], labels: tuple[str, str], winn
     """The section of a run: its complete pairs, or a line saying why there is none (an
     INCOMPLETE run names no winner, so there is no verdict to test)."""
     done: list[Pair] = []
-    total = 0
+    total = unjudged = 0
     for p in pairs:
         total += 1
         if p.incomplete is None:
             done.append((p.a, p.b))
+            unjudged += bool(p.a.unjudged or p.b.unjudged)
     if winner == INCOMPLETE:
         return unavailable(labels, winner, f"the run is incomplete ({total - len(done)} of "
                            f"{total} items could not be scored) and names no winner")
+    if unjudged:
+        return unavailable(labels, winner, stopped_early_reason(unjudged, total))
     return robustness(done, labels=labels)
+
+
+def stopped_early_reason(unjudged: int, total: int) -> str:
+    """Why a run that stopped judging early has no robustness section: its variants would
+    re-decide on composites that are only known as intervals."""
+    return (f"the judge stopped early ({unjudged} of {total} items were never judged, so "
+            "their S is known only as an interval); every variant needs each S, so rerun "
+            "without --stop-when-decided for this section")
 
 
 def _sample(source: str, lineno: int, row: Any) -> SampleScore:
@@ -652,5 +663,13 @@ def robustness_of_file(
         lineno = table.lines[(item, system)]
         return _sample(table.source, lineno, json.loads(lines[lineno - 1]))
 
+    labels = (paired.incumbent, paired.challenger)
+    unjudged = sum(any(json.loads(lines[table.lines[(i, sysname)] - 1]).get("unjudged")
+                       for sysname in labels) for i in paired.items)
+    if unjudged:
+        return unavailable(labels, decide_scores(path, incumbent=incumbent,
+                                                 challenger=challenger,
+                                                 allow_incomplete=allow_incomplete).winner,
+                           stopped_early_reason(unjudged, len(paired.items)))
     pairs = [(row(i, paired.incumbent), row(i, paired.challenger)) for i in paired.items]
-    return robustness(pairs, labels=(paired.incumbent, paired.challenger))
+    return robustness(pairs, labels=labels)
