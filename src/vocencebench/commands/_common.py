@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from ..errors import CanaryError
 
@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_MISMATCH",
     "EXIT_USAGE",
+    "OneLineParser",
     "add_corpus_arguments",
     "add_force_argument",
     "add_instrument_arguments",
@@ -46,6 +47,13 @@ EXIT_INTERRUPTED: Final = 130
 
 
 # ----------------------------------------------------------------------------- arguments
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block): ``vocencebench CMD: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def positive_int(text: str) -> int:
