@@ -9,6 +9,7 @@ own leftovers in /proc."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shlex
@@ -40,10 +41,8 @@ def _sleepers(seconds: str) -> set[int]:
 
 def _reap(pids: set[int]) -> None:
     for p in pids:  # never leave a leak behind for the next test
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _unique_seconds() -> str:

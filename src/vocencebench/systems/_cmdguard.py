@@ -64,9 +64,9 @@ def _children() -> list[int]:
     its descendants' tops). Reads /proc; the per-thread ``children`` file when the kernel
     has it, else every process's ``stat``."""
     me = os.getpid()
-    with contextlib.suppress(OSError, ValueError):
-        with open(f"/proc/{me}/task/{me}/children", "rb") as f:
-            return [int(p) for p in f.read().split()]
+    with contextlib.suppress(OSError, ValueError), \
+            open(f"/proc/{me}/task/{me}/children", "rb") as f:
+        return [int(p) for p in f.read().split()]
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
