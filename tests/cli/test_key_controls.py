@@ -160,7 +160,7 @@ def test_the_corpus_writer_names_the_variable(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("VOCENCE_LLM_API_KEY", BASE + "\n")
-    with pytest.raises(ConfigError, match="environment variable VOCENCE_LLM_API_KEY .*line feed"):
+    with pytest.raises(ConfigError, match=r"environment variable VOCENCE_LLM_API_KEY .*line feed"):
         LLMCorpusWriter.from_env(base_url="http://127.0.0.1:9/v1", model="m")
 
 
@@ -168,7 +168,7 @@ def test_the_transcriber_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     from vocencebench.transcribe import OpenAITranscriber
 
     monkeypatch.setenv("OPENAI_API_KEY", BASE + " ")
-    with pytest.raises(ConfigError, match="environment variable OPENAI_API_KEY .*space"):
+    with pytest.raises(ConfigError, match=r"environment variable OPENAI_API_KEY .*space"):
         OpenAITranscriber("http://127.0.0.1:9/v1", "m")
 
 
