@@ -90,7 +90,11 @@ def _execute(args: argparse.Namespace) -> int:
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
-    path = h2h.save(run["out"])
+    try:
+        path = h2h.save(run["out"])
+    except ConfigError:  # the disk is full, say: the result is still shown, then one line
+        print(h2h.summary())
+        raise
     print(h2h.summary())
     print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
     if h2h.decision.winner == INCOMPLETE:
