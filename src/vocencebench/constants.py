@@ -25,6 +25,7 @@ RULE_NUMBERS: Final = (
 __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
+    "COMPOSITE_TOLERANCE",
     "PACKAGE_VERSION",
     "RUBRIC_MAX",
     "RULE_NUMBERS",
@@ -59,3 +60,8 @@ MARGIN_SCALE: Final = 0.10
 AGE_TOLERANCE_YEARS: Final = 8.0
 #: Judge rubric scores run 0..RUBRIC_MAX (integers); a judged d is score / RUBRIC_MAX.
 RUBRIC_MAX: Final = 3
+#: How far (absolute, on the [0, 1] scale) a published S may lie from the S that its own d
+#: and gate give by the rule before ``decide`` and ``report`` refuse it: room for another
+#: implementation's rounding (exp, log and the sum in another language), far below any edit
+#: that could move a verdict. The same bound applies to the numbers of a recomputed Decision.
+COMPOSITE_TOLERANCE: Final = 1e-9

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
-from ..scores import decide_scores
+from ..scores import read_scores
 
 __all__ = ["check_against_run", "format_decision", "register", "run"]
 
@@ -93,10 +94,18 @@ def check_against_run(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Decide the file named on the command line and print the verdict."""
     check_against_run(args.scores)
-    decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger,
-                             allow_incomplete=args.allow_incomplete)
+    # What decide_scores does, keeping the table to say how many S were taken as given.
+    table = read_scores(args.scores)
+    decision = table.pair(args.incumbent, args.challenger,
+                          allow_incomplete=args.allow_incomplete).decide()
+    given = (f"S taken as given for {table.given} of {table.scored} rows: they carry no d "
+             "and gate to recompute it from by the published rule" if table.given else None)
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+        if given:  # the JSON stays exactly the Decision record
+            print(f"vocencebench decide: note: {given}", file=sys.stderr)
     else:
         print(format_decision(decision))
+        if given:
+            print(f"\nnote: {given}")
     return 0

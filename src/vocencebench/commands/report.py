@@ -18,9 +18,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Re-render the run directory named on the command line and print its summary."""
-    from ..result import load_run, save_run, verify_run
+    import dataclasses
+    from pathlib import Path
+
+    from ..result import load_run, recompute_decision, save_run, verify_run
 
     h2h = load_run(args.run)
+    # Never copy the stored verdict: recompute it from the per-sample scores, and refuse
+    # (writing nothing, so no checksum is re-issued) a record that says otherwise.
+    decision = recompute_decision(h2h, source=str(Path(args.run) / "run.json"))
+    h2h = dataclasses.replace(h2h, decision=decision)
     torn = verify_run(args.run)
     save_run(h2h, args.run)
     print(h2h.summary())
