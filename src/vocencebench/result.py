@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from .constants import COMPOSITE_TOLERANCE
 from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
@@ -41,7 +42,6 @@ from .schema import (
     check_schema_version,
     dumps_canonical,
 )
-from .constants import COMPOSITE_TOLERANCE
 from .scores import decide_pairs, incomplete_summary, rule_mismatch
 from .traits import TRAITS, TraitRegistry
 
