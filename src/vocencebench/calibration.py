@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._util.text import terminal_safe
 from .errors import ConfigError
 from .schema import Verdict
 
@@ -105,7 +106,7 @@ class CalibrationReport:
         lines = [f"{'dimension':<14}{'n':>5}{'acc':>8}{'kappa':>8}{'rho':>8}{'consist':>9}"]
         rows = [*self.by_dimension.items(), ("ALL", self.overall)]
         for name, a in rows:
-            lines.append(f"{name:<14}{a.n:>5}{f(a.accuracy):>8}{f(a.kappa):>8}"
+            lines.append(f"{terminal_safe(name):<14}{a.n:>5}{f(a.accuracy):>8}{f(a.kappa):>8}"
                          f"{f(a.spearman):>8}{f(a.consistency_rate):>9}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")

@@ -143,6 +143,7 @@ def build_parser() -> "argparse.ArgumentParser":
 
 
 def _run(argv: "Sequence[str] | None") -> int:
+    from ._util.text import terminal_safe
     from .commands._common import EXIT_INTERRUPTED, EXIT_USAGE
     from .errors import VocenceError
 
@@ -155,7 +156,8 @@ def _run(argv: "Sequence[str] | None") -> int:
     try:
         return int(args.func(args) or 0)
     except VocenceError as exc:
-        print(f"vocencebench {args.command}: error: {exc}", file=sys.stderr)
+        # The message may quote a file, a server or a system: shown, never obeyed.
+        print(f"vocencebench {args.command}: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
 

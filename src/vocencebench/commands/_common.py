@@ -154,8 +154,11 @@ def make_probes(*, classifiers: bool, quality: bool = False) -> Any:
 
 
 def err(line: str) -> None:
-    """One line on standard error."""
-    print(line, file=sys.stderr)
+    """One line on standard error; it may name systems and files, so its control
+    characters are shown as escapes (:func:`~vocencebench._util.text.terminal_safe`)."""
+    from .._util.text import terminal_safe
+
+    print(terminal_safe(line), file=sys.stderr)
 
 
 def announce_skipped_canaries(args: argparse.Namespace) -> None:

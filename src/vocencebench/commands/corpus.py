@@ -63,8 +63,17 @@ def register(subparsers: Any) -> None:
     sp.set_defaults(func=_split)
 
 
+def _safe(text: object) -> str:
+    from .._util.text import terminal_safe
+
+    return terminal_safe(text)
+
+
 def _line(v: Violation) -> str:
-    text = str(v)
+    from .._util.text import terminal_safe
+
+    # It quotes the corpus: shown, never obeyed (each field; the tabs between are ours).
+    text = "\t".join(terminal_safe(x) for x in (v.item_id, v.field, v.problem))
     return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -84,7 +93,7 @@ def _check(args: argparse.Namespace) -> int:
     if len(problems) > show:
         print(f"... {len(problems) - show} more violation(s) not listed (--show 0 lists all)")
     for line in summarize_violations(problems):
-        print(f"summary: {line}")
+        print(f"summary: {_safe(line)}")
     blocking = sum(v.kind in RUN_BLOCKING_KINDS for v in problems)
     print(f"FAILED: {len(items)} items, {len(problems)} violations "
           f"({blocking} of them block a run)")

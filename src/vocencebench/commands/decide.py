@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
@@ -51,9 +52,10 @@ def register(subparsers: Any) -> None:
 
 
 def format_decision(d: Decision) -> str:
-    """A short human-readable table plus the decision's audit trail."""
-    la, lb = d.labels
-    head = "tie" if d.winner == "tie" else f"{d.winner} wins"
+    """A short human-readable table plus the decision's audit trail (the names and the
+    reason, which come from the file, through :func:`~vocencebench._util.text.terminal_safe`)."""
+    la, lb = terminal_safe(d.labels[0]), terminal_safe(d.labels[1])
+    head = "tie" if d.winner == "tie" else f"{terminal_safe(d.winner)} wins"
     width = max(len("system"), len(la), len(lb))
     rows = [
         f"verdict: {head}",
@@ -68,7 +70,7 @@ def format_decision(d: Decision) -> str:
         f"  n = {d.n} paired items; {d.n_boot} resamples, seed {d.seed}. A system wins when "
         "the LCB of its lead exceeds the margin set by the other system's mean.",
         "",
-        f"reason: {d.reason}",
+        f"reason: {terminal_safe(d.reason)}",
     ]
     return "\n".join(rows)
 

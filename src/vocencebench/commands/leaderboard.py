@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..errors import CanaryError, ConfigError
 from ._common import (
     EXIT_INCOMPLETE,
@@ -160,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
                                 consistent=consistent, votes=votes, all_at_once=all_at_once)
         print(f"vocencebench leaderboard (dry run): {len(systems)} systems, {len(items)} items")
         for line in plan.describe():
-            print(line)
+            print(terminal_safe(line))
         print("nothing was synthesised, analysed or judged")
         return 0
     if not args.quiet:
@@ -193,8 +194,9 @@ def _verify(directory: str) -> int:
     problems = verify(directory)
     if problems:
         for p in problems:
-            print(f"MISMATCH: {p}")
+            print(f"MISMATCH: {terminal_safe(p)}")
         return EXIT_MISMATCH
-    print(f"OK: every cell and the tiers of {directory} were recomputed bit for bit from its "
+    print(f"OK: every cell and the tiers of {terminal_safe(directory)} were recomputed bit "
+          "for bit from its "
           "published scores")
     return 0

@@ -31,9 +31,12 @@ def run(args: argparse.Namespace) -> int:
     torn = verify_run(args.run)
     save_run(h2h, args.run)
     print(h2h.summary())
+    from .._util.text import terminal_safe
+
     if torn:
         # run.json is the record; the other files are re-rendered from it, restoring the set.
-        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn)}); "
+        print(f"\nnote: the saved files did not match run.json "
+              f"({terminal_safe('; '.join(torn))}); "
               "rewrote them from run.json", file=sys.stderr)
-    print(f"\nreports re-rendered in {args.run}")
+    print(f"\nreports re-rendered in {terminal_safe(args.run)}")
     return 0

@@ -70,8 +70,10 @@ def _execute(args: argparse.Namespace) -> int:
     items, (label_a, label_b), cache = run["items"], run["labels"], run["cache"]
     progress = not args.quiet and sys.stderr.isatty()
     if not args.quiet:
-        print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
-              f"(cache: {cache or 'off'})", file=sys.stderr)
+        from .._util.text import terminal_safe as ts
+
+        print(f"vocencebench: {ts(label_a)} vs {ts(label_b)} on {len(items)} items "
+              f"(cache: {ts(cache or 'off')})", file=sys.stderr)
     from ..executor import capped_workers
 
     if args.executor in (None, "", "local") and args.workers is not None:
