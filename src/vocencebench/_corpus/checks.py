@@ -95,11 +95,14 @@ def word_count(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_EDGE_PUNCT = re.compile(r"^[^\w']+|[^\w']+$")
+
+
 def opening(instruction: str, n: int = 4) -> str:
     """The first ``n`` whitespace-separated words of an instruction, lower-cased, with
     surrounding punctuation stripped (a hyphenated compound like "sixty-year-old" is one
     word)."""
-    words = [re.sub(r"^[^\w']+|[^\w']+$", "", w) for w in instruction.lower().split()]
+    words = [_EDGE_PUNCT.sub("", w) for w in instruction.lower().split()]
     return " ".join([w for w in words if w][:n])
 
 
@@ -270,9 +273,9 @@ def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
             seen_text.setdefault(key, _shown_id(it.id))
     if authoring and max_opening_share is not None:
         limit = max(1, math.floor(max_opening_share * len(items)))
-        counts = Counter(opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items)
-        for it in items:
-            o = opening(it.instruction[:MAX_INSTRUCTION_CHARS])
+        openings = [opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items]
+        counts = Counter(openings)
+        for it, o in zip(items, openings, strict=True):
             if counts[o] > limit:
                 out.append(Violation(_shown_id(it.id), "instruction",
                                      f"opening {o!r} used by {counts[o]} items; at most {limit}",
