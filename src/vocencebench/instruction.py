@@ -46,7 +46,6 @@ from ._instruction.lexicon import (
     joined_runs,
     normalise,
     run_positions,
-    start_positions,
     triggers_of,
     word_rx,
     words_re,
@@ -300,8 +299,6 @@ class _Index:
     #: " word", tested against the joined runs) or only occur in the text (the case-kept
     #: text, for a case-sensitive rule's gate).
     gate_defs: tuple[tuple[bool, tuple[str, ...], bool], ...]
-    #: The lengths of every literal start (the run starts to index per text).
-    start_lengths: tuple[int, ...]
 
 
 _INDEX: dict[int, tuple[list[Entry], _Index]] = {}
@@ -343,21 +340,9 @@ def _index(entries: list[Entry]) -> _Index:
                              for word, words in ent.gates)
     idx = _Index({w: tuple(v) for w, v in by_word.items()},
                  tuple((" " + p, tuple(v)) for p, v in by_start.items()), tuple(always),
-                 phrases, gates, tuple(defs), tuple(sorted({len(p) for p in by_start})))
+                 phrases, gates, tuple(defs))
     _INDEX[id(entries)] = (entries, idx)
     return idx
-
-
-def _passes(gate: int, idx: _Index, texts: tuple[str, str, str],
-            passed: dict[int, bool]) -> bool:
-    """Whether the text passes gate number ``gate`` (memoised in ``passed``); ``texts`` is
-    (joined runs, lower-cased text, case-kept text)."""
-    hit = passed.get(gate)
-    if hit is None:
-        word, words, cased = idx.gate_defs[gate]
-        src = texts[0] if word else texts[2] if cased else texts[1]
-        hit = passed[gate] = any(w in src for w in words)
-    return hit
 
 
 def _matches_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[re.Match[str]]:
@@ -382,8 +367,9 @@ def _claim(text: str, entries: list[Entry], *, script_only: bool = False) -> lis
     where = run_positions(low)  # run -> where it starts
     runs = frozenset(where)
     joined = joined_runs(runs)  # " " + p in joined: p starts one of the text's runs
-    # Only the rules that can match are scanned (Entry.triggers, .prefixes, .gates): the
-    # same claims as scanning every rule, found faster.
+    # Only the rules that can match are tried (Entry.triggers, .phrases, .prefixes, .gates),
+    # and only where they can match: the same claims as scanning every rule over the whole
+    # text (tests/unit/text/test_instruction_fast.py), found faster.
     idx = _index(entries)
     todo = set(idx.always)
     for r in runs:
@@ -392,31 +378,39 @@ def _claim(text: str, entries: list[Entry], *, script_only: bool = False) -> lis
         if spaced in joined:
             todo.update(rules)
     passed: dict[int, bool] = {}  # gate number -> whether this text passes it
-    texts = (joined, low, keep)
-    at_start: dict[str, list[int]] | None = None  # run start -> positions, built when needed
+    starting: dict[str, list[int]] = {}  # literal start -> where runs so starting begin
+    first: dict[str, list[tuple[str, list[int]]]] | None = None  # first letter -> runs
     cands: list[tuple[int, int, int, Entry, re.Match[str]]] = []
     for k in sorted(todo):
         ent = entries[k]
         if script_only and not ent.script and ent.value is not None:
             continue
         groups = idx.phrases.get(k)
-        if groups is not None and not any(runs.issuperset(ph) for w in runs & groups.keys()
-                                          for ph in groups[w]):
+        if groups is not None and not _has_phrase(runs, groups):
             continue
         gates = idx.gates.get(k)
-        if gates is not None and not all(_passes(g, idx, texts, passed) for g in gates):
+        if gates is not None and not _passes_all(gates, idx.gate_defs, passed, joined, low,
+                                                 keep):
             continue
         # A rule with triggers or literal starts can match only where a run it names begins
-        # (the lookbehind makes every match start a run): it is tried there alone, which
+        # (its lookbehind makes every match start a run): it is tried there alone, which
         # finds what a scan of the whole text finds. Any other rule scans the text.
         if ent.triggers is not None:
             found: Iterable[re.Match[str]] = _matches_at(
                 ent.pattern, low, sorted(p for w in ent.triggers & runs for p in where[w]))
         elif ent.prefixes is not None:
-            if at_start is None:
-                at_start = start_positions(where, idx.start_lengths)
-            found = _matches_at(ent.pattern, low, sorted(
-                {p for pre in ent.prefixes for p in at_start.get(pre, ())}))
+            if first is None:
+                first = {}
+                for r, ps in where.items():
+                    first.setdefault(r[0], []).append((r, ps))
+            at: set[int] = set()
+            for pre in ent.prefixes:
+                got = starting.get(pre)
+                if got is None:
+                    got = starting[pre] = [p for r, ps in first.get(pre[0], ())
+                                           if r.startswith(pre) for p in ps]
+                at.update(got)
+            found = _matches_at(ent.pattern, low, sorted(at))
         else:
             assert ent.scan is not None
             found = ent.scan.finditer(keep if ent.case_sensitive else low)
@@ -435,6 +429,35 @@ def _claim(text: str, entries: list[Entry], *, script_only: bool = False) -> lis
             out.append((ent, Mention(ent.trait, ent.value, text[a:b], a, b, ent.kind)))
     out.sort(key=lambda x: x[1].start)
     return out
+
+
+def _has_phrase(runs: frozenset[str], groups: dict[str, tuple[frozenset[str], ...]]) -> bool:
+    """Whether all the words of one of a rule's alternatives are runs of the text."""
+    for w in runs & groups.keys():
+        for ph in groups[w]:
+            if runs >= ph:
+                return True
+    return False
+
+
+def _passes_all(gates: tuple[int, ...], defs: tuple[tuple[bool, tuple[str, ...], bool], ...],
+                passed: dict[int, bool], joined: str, low: str, keep: str) -> bool:
+    """Whether the text passes every gate in ``gates`` (each tested once per text, the
+    result kept in ``passed``)."""
+    for g in gates:
+        hit = passed.get(g)
+        if hit is None:
+            word, words, cased = defs[g]
+            src = joined if word else keep if cased else low
+            hit = False
+            for w in words:
+                if w in src:
+                    hit = True
+                    break
+            passed[g] = hit
+        if not hit:
+            return False
+    return True
 
 
 # The claims of the last few texts: parse_instruction and find_contradictions read the same

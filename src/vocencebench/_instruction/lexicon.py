@@ -45,7 +45,6 @@ __all__ = [
     "normalise",
     "phrases_of",
     "run_positions",
-    "start_positions",
     "text_runs",
     "triggers_of",
     "word_rx",
@@ -145,19 +144,6 @@ def text_runs(low: str) -> frozenset[str]:
     """The maximal word-character runs of a normalised text (what :attr:`Entry.triggers`
     are compared with)."""
     return frozenset(_RUN.findall(low))
-
-
-def start_positions(where: Mapping[str, list[int]], lengths: Iterable[int]
-                    ) -> dict[str, list[int]]:
-    """Each start of a run, of one of the ``lengths`` -> where a run starting so begins
-    (unsorted): where a rule with literal starts (:attr:`Entry.prefixes`) can match."""
-    out: dict[str, list[int]] = {}
-    for r, ps in where.items():
-        for n in lengths:
-            if n > len(r):
-                continue
-            out.setdefault(r[:n], []).extend(ps)
-    return out
 
 
 def run_positions(low: str) -> dict[str, list[int]]:
