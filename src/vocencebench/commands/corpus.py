@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..corpus import (
     summarize_violations,
     write_corpus,
 )
+from ..errors import ConfigError
 
 __all__ = ["register"]
 
@@ -42,6 +44,10 @@ def register(subparsers: Any) -> None:
                    metavar="F", help="largest share of items (0-1) one four-word instruction "
                                      f"opening may cover (default {MAX_OPENING_SHARE}); "
                                      "1 disables the check")
+    c.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes that check the items of a large corpus (default: the "
+                        "CPUs this process may use; 1 checks in this process; the result is "
+                        "the same)")
     c.set_defaults(func=_check)
 
     h = sub.add_parser("hash", help="print the corpus hash (sha256 of the canonical lines)")
@@ -80,7 +86,11 @@ def _line(v: Violation) -> str:
 def _check(args: argparse.Namespace) -> int:
     items = read_corpus(args.file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
-    problems = check_corpus(items, max_opening_share=share)
+    workers = args.workers if args.workers is not None else len(os.sched_getaffinity(0)) \
+        if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, not {workers}")
+    problems = check_corpus(items, max_opening_share=share, workers=workers)
     pin = check_pin(args.file, items)
     if pin is not None:
         problems.insert(0, Violation("-", "pin", pin, "pin"))
