@@ -1,41 +1,30 @@
 """vocencebench: a reproducible, gaming-resistant benchmark for prompt-controllable TTS.
 
-``import vocencebench as vb`` is cheap: the scoring core is imported at once, and the audio,
-probe, judge and pipeline parts (which need the ``probes``/``classifiers``/``whisper`` extras)
-are imported on first use of their names. The public names are exactly ``__all__``, listed
-and explained in ``docs/api.md`` (a test keeps the two equal); everything else is imported
-from its module.
+``import vocencebench as vb`` imports nothing: every public name — the records and errors as
+much as the audio, probe, judge and pipeline parts (which need the
+``probes``/``classifiers``/``whisper`` extras) — is imported on first use. The public names
+are exactly ``__all__``, listed and explained in ``docs/api.md`` (a test keeps the two
+equal); everything else is imported from its module.
 """
 
-# No ``from __future__ import annotations`` and no module-level helper names: every name
-# this module holds besides the dunders is public (``dir(vocencebench)`` is ``__all__``).
-from importlib import import_module as _import_module
-
-from .constants import PACKAGE_VERSION as __version__
-from .errors import (
-    AudioError,
-    BudgetExceededError,
-    CacheError,
-    ConfigError,
-    CorpusError,
-    InstrumentError,
-    JudgeError,
-    JudgeResponseError,
-    MissingDependencyError,
-    ProbeError,
-    ScoresError,
-    ServiceError,
-    SynthesisError,
-    TranscriptionError,
-    VocenceError,
-    blame_of,
-    is_fatal,
-)
-from .schema import INCOMPLETE, UNMEASURABLE, Decision, Item, ProbeResult, SampleScore, Verdict
-from .traits import TRAITS, Trait, TraitRegistry
+# No ``from __future__ import annotations``, no import at all and no module-level helper
+# names besides ``_LAZY``: every name is served on first use by ``__getattr__``, so importing
+# the package runs no import (the CLI's entry point, ``vocencebench.cli``, is imported through
+# it and must be able to install its signal handlers before any import work: see cli.py).
+# Every name this module holds besides the dunders is public (``dir(vocencebench)`` is
+# ``__all__``).
 
 # Public names served lazily: name -> module that defines it.
 _LAZY: dict[str, str] = {
+    # the records, the registry and the errors (cheap, but still imports)
+    **dict.fromkeys(("INCOMPLETE", "UNMEASURABLE", "Decision", "Item", "ProbeResult",
+                     "SampleScore", "Verdict"), "vocencebench.schema"),
+    **dict.fromkeys(("TRAITS", "Trait", "TraitRegistry"), "vocencebench.traits"),
+    **dict.fromkeys(("AudioError", "BudgetExceededError", "CacheError", "ConfigError",
+                     "CorpusError", "InstrumentError", "JudgeError", "JudgeResponseError",
+                     "MissingDependencyError", "ProbeError", "ScoresError", "ServiceError",
+                     "SynthesisError", "TranscriptionError", "VocenceError", "blame_of",
+                     "is_fatal"), "vocencebench.errors"),
     # running a duel
     "benchmark": "vocencebench.compare",
     "compare_models": "vocencebench.compare",
@@ -134,10 +123,15 @@ __all__ = [  # noqa: RUF022  (grouped as in docs/api.md, not sorted)
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'vocencebench' has no attribute {name!r}")
-    value = getattr(_import_module(module), name)
+    import importlib
+
+    if name == "__version__":
+        value: object = importlib.import_module("vocencebench.constants").PACKAGE_VERSION
+    else:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'vocencebench' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._util.text import terminal_safe
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, CALIBRATION_BOOTSTRAP_N, CALIBRATION_CI
 from .errors import ConfigError, VocenceError
 from .schema import SCHEMA_VERSION, Decision, Verdict, check_schema_version
@@ -163,15 +164,16 @@ class CalibrationReport:
         def f(x: float | None) -> str:
             return "n/a" if x is None else f"{x:.3f}"
 
-        lines = [f"raters: {len(self.raters)} ({', '.join(self.raters) or 'none'})",
+        raters = ", ".join(terminal_safe(r) for r in self.raters) or "none"
+        lines = [f"raters: {len(self.raters)} ({raters})",
                  f"{'dimension':<14}{'n':>5}{'acc':>8}{'95% CI':>16}{'kappa':>8}{'rho':>8}"
                  f"{'consist':>9}{'alpha':>8}  human verdict"]
         for name, a, alpha, hv in self.rows():
             ci = ("n/a" if a.ci_low is None or a.ci_high is None
                   else f"[{a.ci_low:.3f}, {a.ci_high:.3f}]")
-            lines.append(f"{name:<14}{a.n:>5}{f(a.accuracy):>8}{ci:>16}{f(a.kappa):>8}"
-                         f"{f(a.spearman):>8}{f(a.consistency_rate):>9}{f(alpha):>8}  "
-                         f"{_verdict_line(hv)}")
+            lines.append(f"{terminal_safe(name):<14}{a.n:>5}{f(a.accuracy):>8}{ci:>16}"
+                         f"{f(a.kappa):>8}{f(a.spearman):>8}{f(a.consistency_rate):>9}"
+                         f"{f(alpha):>8}  {_verdict_line(hv)}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")
         if self.overall.n == 0 and self.unmatched_verdicts == 0:
@@ -186,8 +188,8 @@ def _verdict_line(hv: HumanVerdict | None) -> str:
         return "n/a"
     d = hv.decision
     same = ("" if hv.same_as_run is None else
-            " = the run's" if hv.same_as_run else f" ≠ the run's ({hv.run_winner})")
-    return f"{d.winner} (n={d.n}, LCB {d.lcb:+.3f} vs {d.margin:.3f}){same}"
+            " = the run's" if hv.same_as_run else f" ≠ the run's ({terminal_safe(hv.run_winner)})")
+    return f"{terminal_safe(d.winner)} (n={d.n}, LCB {d.lcb:+.3f} vs {d.margin:.3f}){same}"
 
 
 def cohen_kappa(

@@ -9,12 +9,12 @@ are the page frame both reports' HTML starts with.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from ._util.text import html_attr_safe, html_safe
 from .decide import bootstrap_means, lower_confidence_bound
 from .schema import Decision
 
@@ -38,13 +38,13 @@ font-family:monospace;white-space:pre-wrap}}
 
 
 def page_head(title: str, css: str) -> str:
-    """A self-contained page up to its ``<h1>``: ``title`` (escaped here) as the page title
-    and heading, ``css`` inline."""
+    """A self-contained page up to its ``<h1>``: ``title`` (escaped here, untrusted text
+    allowed: :mod:`vocencebench._util.text`) as the page title and heading, ``css`` inline."""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{html.escape(title)}</title>
+<title>{html_attr_safe(title)}</title>
 <style>{css}</style></head><body>
-<h1>{html.escape(title)}</h1>
+<h1>{html_safe(title)}</h1>
 """
 
 
@@ -81,11 +81,11 @@ def dimension_bars_svg(rows: Sequence[tuple[str, float | None, float | None]], l
     for i, (dimension, mean_a, mean_b) in enumerate(rows):
         y = i * (2 * bar_h + gap)
         parts.append(f'<text x="{left - 6}" y="{y + bar_h + 4}" font-size="12" '
-                     f'text-anchor="end">{html.escape(dimension)}</text>')
+                     f'text-anchor="end">{html_attr_safe(dimension)}</text>')
         for j, (val, col, lab) in enumerate(((mean_a, COLOUR_A, la), (mean_b, COLOUR_B, lb))):
             v = val or 0.0
             parts.append(f'<rect x="{left}" y="{y + j * bar_h}" width="{width * v:.1f}" '
-                         f'height="{bar_h - 1}" fill="{col}"><title>{html.escape(lab)}: '
+                         f'height="{bar_h - 1}" fill="{col}"><title>{html_attr_safe(lab)}: '
                          f'{_fmt(val)}</title></rect><text x="{left + width * v + 4:.1f}" '
                          f'y="{y + j * bar_h + bar_h - 2}" font-size="10">{_fmt(val)}</text>')
     parts.append("</svg>")
@@ -157,8 +157,8 @@ def bootstrap_svg(delta: Sequence[float], d: Decision, labels: tuple[str, str]) 
         anchor, dx = ("end", -4) if xv > left + w / 2 else ("start", 4)
         parts.append(f'<text x="{xv + dx:.1f}" y="{12 + 16 * k}" font-size="11" fill="{col}" '
                      f'text-anchor="{anchor}" stroke="#ffffff" stroke-width="4" '
-                     f'paint-order="stroke">{html.escape(lab)}</text>')
+                     f'paint-order="stroke">{html_attr_safe(lab)}</text>')
     parts.append(f'<text x="{left + w / 2}" y="{base + 36}" font-size="11" '
-                 f'text-anchor="middle">{d.n_boot} bootstrap means of δ = S({html.escape(lb)}) '
-                 f'− S({html.escape(la)}), seed {d.seed}</text></svg>')
+                 f'text-anchor="middle">{d.n_boot} bootstrap means of δ = S({html_attr_safe(lb)}) '
+                 f'− S({html_attr_safe(la)}), seed {d.seed}</text></svg>')
     return "".join(parts)

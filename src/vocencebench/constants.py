@@ -31,6 +31,7 @@ __all__ = [
     "BOARD_DECISIVE_CLIPS",
     "CALIBRATION_BOOTSTRAP_N",
     "CALIBRATION_CI",
+    "COMPOSITE_TOLERANCE",
     "EARLY_STOP_BATCH",
     "EARLY_STOP_SLACK",
     "GATE_REPORT_CLIPS",
@@ -161,3 +162,9 @@ JUDGE_SWAP_WARNING: Final = 0.35
 AGREE_ITEMS: Final = 50
 AGREE_SEED: Final = PROJECT_SEED + 2
 AGREE_BOOTSTRAP_N: Final = 2000
+
+#: How far (absolute, on the [0, 1] scale) a published S may lie from the S that its own d
+#: and gate give by the rule before ``decide`` and ``report`` refuse it: room for another
+#: implementation's rounding (exp, log and the sum in another language), far below any edit
+#: that could move a verdict. The same bound applies to the numbers of a recomputed Decision.
+COMPOSITE_TOLERANCE: Final = 1e-9

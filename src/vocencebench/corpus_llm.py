@@ -48,7 +48,7 @@ from .corpus import (
     script_key,
 )
 from .errors import ConfigError, CorpusError
-from .redact import redact, register_secret, register_url_secrets, safe_url
+from .redact import check_key, redact, register_secret, register_url_secrets, safe_url
 from .schema import Item
 from .traits import TRAITS, TraitRegistry
 
@@ -79,6 +79,17 @@ def _env(*names: str) -> str | None:
     return None
 
 
+def _env_key(*names: str) -> str | None:
+    """The first of ``names`` that is set, as :func:`_env`, checked as an API key (the error
+    names the variable)."""
+    for n in names:
+        v = os.environ.get(n)
+        if v:
+            register_secret(v)
+            return check_key(v, source=f"environment variable {n}")
+    return None
+
+
 @dataclass(frozen=True)
 class LLMCorpusWriter:
     """Client for one OpenAI-compatible ``/chat/completions`` endpoint.
@@ -102,6 +113,7 @@ class LLMCorpusWriter:
 
     def __post_init__(self) -> None:
         register_secret(self.api_key)
+        check_key(self.api_key, source="api_key=")
         register_url_secrets(self.base_url)
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -136,7 +148,7 @@ class LLMCorpusWriter:
                               "(an OpenAI-compatible API root such as http://host:8000/v1)")
         if not name:
             raise ConfigError("no LLM model: pass model= or set VOCENCE_LLM_MODEL")
-        key = api_key or _env("VOCENCE_LLM_API_KEY", "OPENAI_API_KEY")
+        key = api_key or _env_key("VOCENCE_LLM_API_KEY", "OPENAI_API_KEY")
         return cls(base_url=url, model=name, api_key=key, **options)
 
     # -- HTTP --------------------------------------------------------------------------

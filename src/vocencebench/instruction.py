@@ -31,6 +31,7 @@ It has no notion of negation ("not loud" reads as loud). Traits outside the buil
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -42,7 +43,10 @@ from ._instruction.lexicon import (
     PRONOUN_RE,
     Entry,
     entries_for,
+    joined_runs,
     normalise,
+    run_positions,
+    triggers_of,
     word_rx,
     words_re,
 )
@@ -150,7 +154,10 @@ class _AgeHit:
     explicit: bool
 
 
-def _age_hits(low: str) -> list[_AgeHit]:
+@functools.lru_cache(maxsize=64)
+def _age_hits(low: str) -> tuple[_AgeHit, ...]:
+    """The explicit ages in a normalised text, in text order (cached: parse_age and
+    find_contradictions read the same brief)."""
     hits: list[_AgeHit] = []
     taken: list[tuple[int, int]] = []
 
@@ -175,7 +182,7 @@ def _age_hits(low: str) -> list[_AgeHit]:
             hits.append(_AgeHit(TENS[m.group(1)] + 5.0, m.start(), m.end(), m.group(0), True))
             taken.append((m.start(), m.end()))
     hits.sort(key=lambda h: h.start)
-    return hits
+    return tuple(hits)
 
 
 def parse_age(text: str, *, values: Iterable[str] = TRAITS.get("age").values) -> str | None:
@@ -244,8 +251,25 @@ _Signature = tuple[tuple[str, str, tuple[str, ...], tuple[tuple[str, tuple[str, 
 _ENTRY_CACHE: dict[_Signature, list[Entry]] = {}
 
 
+# The last lexicon handed out per registry object, with the trait objects it was built
+# from: traits are frozen, so the same objects in the same order give the same lexicon
+# without recomputing the signature (the corpus checks ask for it several times an item).
+_BY_REGISTRY: dict[int, tuple[TraitRegistry, tuple[Trait, ...], list[Entry]]] = {}
+
+
 def _cached_entries(registry: TraitRegistry) -> list[Entry]:
     """The compiled lexicon for ``registry``, cached by its traits' names, values, synonyms."""
+    traits = tuple(registry)
+    last = _BY_REGISTRY.get(id(registry))
+    if last is not None and last[0] is registry and len(last[1]) == len(traits) \
+            and all(a is b for a, b in zip(last[1], traits, strict=True)):
+        return last[2]
+    entries = _entries_by_signature(registry)
+    _BY_REGISTRY[id(registry)] = (registry, traits, entries)
+    return entries
+
+
+def _entries_by_signature(registry: TraitRegistry) -> list[Entry]:
     sig: _Signature = tuple(
         (t.name, t.scoring, t.values,
          tuple(sorted((k, tuple(v)) for k, v in t.synonyms.items())))
@@ -257,15 +281,140 @@ def _cached_entries(registry: TraitRegistry) -> list[Entry]:
     return entries
 
 
-def _claim(text: str, entries: Iterable[Entry], *, script_only: bool = False) -> list[
+@dataclass(frozen=True)
+class _Index:
+    """Which rules of one lexicon to consider for a text: those whose trigger word is one
+    of the text's runs, those whose literal start begins one, and those always scanned —
+    each list in lexicon order (ties between equal claims are broken by that order)."""
+
+    by_word: dict[str, tuple[int, ...]]
+    by_start: tuple[tuple[str, tuple[int, ...]], ...]  # (" " + literal start, rules)
+    always: tuple[int, ...]
+    #: Per rule with phrases: index word -> the runs of each alternative indexed under it.
+    phrases: dict[int, dict[str, tuple[frozenset[str], ...]]]
+    #: Per rule: the numbers of its gates in ``gate_defs`` (rules share gates, and a text
+    #: tests each gate once).
+    gates: dict[int, tuple[int, ...]]
+    #: Each distinct gate: whether its strings must start a run (they are then written
+    #: " word", tested against the joined runs) or only occur in the text (the case-kept
+    #: text, for a case-sensitive rule's gate).
+    gate_defs: tuple[tuple[bool, tuple[str, ...], bool], ...]
+
+
+_INDEX: dict[int, tuple[list[Entry], _Index]] = {}
+
+
+def _index(entries: list[Entry]) -> _Index:
+    hit = _INDEX.get(id(entries))
+    if hit is not None and hit[0] is entries:
+        return hit[1]
+    by_word: dict[str, list[int]] = {}
+    by_start: dict[str, list[int]] = {}
+    always: list[int] = []
+    for k, ent in enumerate(entries):
+        if ent.phrases is not None:
+            # A phrase needs all its words: index it under its longest (the least common,
+            # as a rule), so "at the top of their lungs" is looked at only beside "lungs".
+            for w in {max(sorted(ph), key=len) for ph in ent.phrases}:
+                by_word.setdefault(w, []).append(k)
+        elif ent.triggers is not None:
+            for w in ent.triggers:
+                by_word.setdefault(w, []).append(k)
+        elif ent.prefixes is not None:
+            for p in ent.prefixes:
+                by_start.setdefault(p, []).append(k)
+        else:
+            always.append(k)
+    phrases: dict[int, dict[str, tuple[frozenset[str], ...]]] = {}
+    gates: dict[int, tuple[int, ...]] = {}
+    defs: dict[tuple[bool, tuple[str, ...], bool], int] = {}
+    for k, ent in enumerate(entries):
+        if ent.phrases is not None:
+            groups: dict[str, list[frozenset[str]]] = {}
+            for ph in ent.phrases:
+                groups.setdefault(max(sorted(ph), key=len), []).append(ph)
+            phrases[k] = {w: tuple(v) for w, v in groups.items()}
+        if ent.gates:
+            gates[k] = tuple(defs.setdefault((word, tuple(" " + w for w in words) if word
+                                              else words, ent.case_sensitive), len(defs))
+                             for word, words in ent.gates)
+    idx = _Index({w: tuple(v) for w, v in by_word.items()},
+                 tuple((" " + p, tuple(v)) for p, v in by_start.items()), tuple(always),
+                 phrases, gates, tuple(defs))
+    _INDEX[id(entries)] = (entries, idx)
+    return idx
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[re.Match[str]]:
+    """What ``pattern.finditer(text)`` yields, non-empty matches only, for a pattern that can
+    match only at positions in ``starts`` (sorted): the first match at or after each place
+    the previous match ended, tried at those positions only."""
+    out = []
+    end = -1
+    for pos in starts:
+        if pos < end:
+            continue
+        m = pattern.match(text, pos)
+        if m is not None and m.end() > m.start():
+            out.append(m)
+            end = m.end()
+    return out
+
+
+def _claim(text: str, entries: list[Entry], *, script_only: bool = False) -> list[
         tuple[Entry, Mention]]:
     low, keep = normalise(text)
+    where = run_positions(low)  # run -> where it starts
+    runs = frozenset(where)
+    joined = joined_runs(runs)  # " " + p in joined: p starts one of the text's runs
+    # Only the rules that can match are tried (Entry.triggers, .phrases, .prefixes, .gates),
+    # and only where they can match: the same claims as scanning every rule over the whole
+    # text (tests/unit/text/test_instruction_fast.py), found faster.
+    idx = _index(entries)
+    todo = set(idx.always)
+    for r in runs:
+        todo.update(idx.by_word.get(r, ()))
+    for spaced, rules in idx.by_start:
+        if spaced in joined:
+            todo.update(rules)
+    passed: dict[int, bool] = {}  # gate number -> whether this text passes it
+    starting: dict[str, list[int]] = {}  # literal start -> where runs so starting begin
+    first: dict[str, list[tuple[str, list[int]]]] | None = None  # first letter -> runs
     cands: list[tuple[int, int, int, Entry, re.Match[str]]] = []
-    for ent in entries:
+    for k in sorted(todo):
+        ent = entries[k]
         if script_only and not ent.script and ent.value is not None:
             continue
-        src = keep if ent.case_sensitive else low
-        for m in ent.pattern.finditer(src):
+        groups = idx.phrases.get(k)
+        if groups is not None and not _has_phrase(runs, groups):
+            continue
+        gates = idx.gates.get(k)
+        if gates is not None and not _passes_all(gates, idx.gate_defs, passed, joined, low,
+                                                 keep):
+            continue
+        # A rule with triggers or literal starts can match only where a run it names begins
+        # (its lookbehind makes every match start a run): it is tried there alone, which
+        # finds what a scan of the whole text finds. Any other rule scans the text.
+        if ent.triggers is not None:
+            found: Iterable[re.Match[str]] = _matches_at(
+                ent.pattern, low, sorted(p for w in ent.triggers & runs for p in where[w]))
+        elif ent.prefixes is not None:
+            if first is None:
+                first = {}
+                for r, ps in where.items():
+                    first.setdefault(r[0], []).append((r, ps))
+            at: set[int] = set()
+            for pre in ent.prefixes:
+                got = starting.get(pre)
+                if got is None:
+                    got = starting[pre] = [p for r, ps in first.get(pre[0], ())
+                                           if r.startswith(pre) for p in ps]
+                at.update(got)
+            found = _matches_at(ent.pattern, low, sorted(at))
+        else:
+            assert ent.scan is not None
+            found = ent.scan.finditer(keep if ent.case_sensitive else low)
+        for m in found:
             if m.end() > m.start():
                 cands.append((ent.priority, -(m.end() - m.start()), m.start(), ent, m))
     cands.sort(key=lambda c: (c[0], c[1], c[2]))
@@ -282,9 +431,57 @@ def _claim(text: str, entries: Iterable[Entry], *, script_only: bool = False) ->
     return out
 
 
+def _has_phrase(runs: frozenset[str], groups: dict[str, tuple[frozenset[str], ...]]) -> bool:
+    """Whether all the words of one of a rule's alternatives are runs of the text."""
+    for w in runs & groups.keys():
+        for ph in groups[w]:
+            if runs >= ph:
+                return True
+    return False
+
+
+def _passes_all(gates: tuple[int, ...], defs: tuple[tuple[bool, tuple[str, ...], bool], ...],
+                passed: dict[int, bool], joined: str, low: str, keep: str) -> bool:
+    """Whether the text passes every gate in ``gates`` (each tested once per text, the
+    result kept in ``passed``)."""
+    for g in gates:
+        hit = passed.get(g)
+        if hit is None:
+            word, words, cased = defs[g]
+            src = joined if word else keep if cased else low
+            hit = False
+            for w in words:
+                if w in src:
+                    hit = True
+                    break
+            passed[g] = hit
+        if not hit:
+            return False
+    return True
+
+
+# The claims of the last few texts: parse_instruction and find_contradictions read the same
+# brief (the corpus checks call both), so the second reading is a lookup. Keyed by the text
+# and the compiled lexicon (kept alive beside it, so its id cannot be reused).
+_CLAIMS: dict[tuple[str, int], tuple[list[Entry], list[tuple[Entry, Mention]]]] = {}
+_CLAIMS_MAX = 64
+
+
+def _claims(text: str, entries: list[Entry]) -> list[tuple[Entry, Mention]]:
+    key = (text, id(entries))
+    hit = _CLAIMS.get(key)
+    if hit is not None and hit[0] is entries:
+        return hit[1]
+    got = _claim(text, entries)
+    if len(_CLAIMS) >= _CLAIMS_MAX:
+        _CLAIMS.pop(next(iter(_CLAIMS)))
+    _CLAIMS[key] = (entries, got)
+    return got
+
+
 def _all_mentions(text: str, registry: TraitRegistry) -> dict[str, list[Mention]]:
     found: dict[str, list[Mention]] = {t.name: [] for t in registry}
-    for _ent, men in _claim(text, _cached_entries(registry)):
+    for _ent, men in _claims(text, _cached_entries(registry)):
         if men.trait in found:
             found[men.trait].append(men)
     return found
@@ -428,7 +625,8 @@ def _build_script_entries(registry: TraitRegistry) -> list[Entry]:
         ents += [x for x in _cached_entries(registry) if x.trait == "gender" and not x.kind]
     for trait, words in _SCRIPT_EXTRA.items():
         if trait in registry:
-            ents.append(Entry(trait, "*", word_rx(f"(?:{words_re(words)})"), PHRASE))
+            ents.append(Entry(trait, "*", word_rx(f"(?:{words_re(words)})"), PHRASE,
+                              triggers=triggers_of(words)))
     return ents
 
 

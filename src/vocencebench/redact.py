@@ -20,27 +20,40 @@ Two functions do the work:
   read at call time.
 
 Values shorter than :data:`MIN_SECRET_CHARS` are never treated as secrets (masking "abc" in
-every message would hide more than it protects).
+every message would hide more than it protects). A secret is also masked in the forms a
+vendor's message may show it in (:func:`secret_forms`): inside the ``repr`` of a ``str`` or
+of ``bytes`` (``b'Bearer sk-…\\r'``, where a control character becomes an escape), JSON-escaped,
+stripped of surrounding whitespace, and each piece between control characters or spaces.
+
+:func:`check_key` is the other half: a key that an HTTP header cannot carry as it is (a
+control character such as CR, LF or NUL, a space, anything outside printable ASCII) is
+refused where the component is configured, in one line that names where the key came from
+and never shows it.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import threading
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from .errors import ConfigError
+
 __all__ = [
     "MASK",
     "MIN_SECRET_CHARS",
     "REDACT_LIMIT",
+    "check_key",
     "is_secret_name",
     "known_secrets",
     "redact",
     "register_secret",
     "register_url_secrets",
     "safe_url",
+    "secret_forms",
 ]
 
 #: What a secret is replaced with.
@@ -91,24 +104,73 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and name.upper() not in ("PWD", "OLDPWD")
 
 
+# Characters a key never contains and a header value cannot carry as they are: controls,
+# whitespace, anything outside printable ASCII (split points of a secret's pieces, too).
+_NOT_KEY_CHAR = re.compile(r"[^\x21-\x7e]")
+_CHAR_NAMES = {"\r": "a carriage return (CR)", "\n": "a line feed (LF)", "\0": "a NUL byte",
+               " ": "a space", "\t": "a tab", "\x7f": "a DEL character"}
+
+
+def secret_forms(value: str, *, pieces: bool = True) -> set[str]:
+    """The texts that show ``value`` in a message: itself, the inside of its ``repr`` as a
+    ``str`` and as UTF-8 ``bytes`` (where CR becomes ``\\r``), its JSON escape, the value
+    stripped of surrounding whitespace, and with ``pieces`` — for a value with control
+    characters or spaces in it — each piece between them (what a library that cut the value
+    at a newline would show). Forms under :data:`MIN_SECRET_CHARS` are left out."""
+    forms = {value, value.strip(), repr(value)[1:-1], json.dumps(value)[1:-1],
+             repr(value.encode("utf-8"))[2:-1]}
+    if pieces:
+        forms.update(_NOT_KEY_CHAR.split(value))
+    return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
+
+
 def register_secret(value: str | None) -> None:
-    """Remember ``value`` as a secret: from now on :func:`redact` masks it everywhere.
+    """Remember ``value`` as a secret: from now on :func:`redact` masks it everywhere, in
+    each of its :func:`secret_forms`.
 
     ``None``, empty and short values (under :data:`MIN_SECRET_CHARS`) are ignored.
     """
     if value and len(value) >= MIN_SECRET_CHARS:
+        forms = secret_forms(value)
         with _lock:
-            _registered.add(value)
+            _registered.update(forms)
 
 
 def known_secrets() -> list[str]:
-    """Every secret :func:`redact` masks now, longest first (registered + environment)."""
+    """Every secret :func:`redact` masks now, in every form, longest first (registered +
+    environment)."""
     with _lock:
         found = set(_registered)
     for name, value in os.environ.items():
         if value and len(value) >= MIN_SECRET_CHARS and is_secret_name(name):
-            found.add(value)
+            # not cut into pieces: such a variable may hold a phrase, not a key
+            found.update(secret_forms(value, pieces=False))
     return sorted(found, key=lambda s: (-len(s), s))
+
+
+def check_key(value: str | None, *, source: str) -> str | None:
+    """``value`` unchanged, or ConfigError when an HTTP header cannot carry it as a key.
+
+    A key is printable ASCII without spaces; one with a control character (CR, LF, NUL, a
+    tab), a space or any other character is a copy-and-paste or ``echo`` accident, and sent
+    as it is the HTTP library refuses it with a message that quotes it. ``source`` says where
+    the key came from (``"environment variable OPENAI_API_KEY"``, ``"api_key="``): the error
+    names it and the offending character and its position, never the value. ``None`` and
+    ``""`` (no key) pass. Call it where the component is configured, before any work.
+    """
+    if not value:
+        return value
+    bad = _NOT_KEY_CHAR.search(value)
+    if bad is None:
+        return value
+    ch = bad.group()
+    what = _CHAR_NAMES.get(ch, f"the character U+{ord(ch):04X}")
+    where = ("at its end" if bad.start() == len(value) - 1
+             else "at its start" if bad.start() == 0 else f"at character {bad.start() + 1}")
+    raise ConfigError(
+        f"{source} holds an API key with {what} {where}; an HTTP header cannot carry it and "
+        "no key contains one (a stray newline from `echo` or a copied line?): set the key "
+        "again without it (the value is not shown)", fatal=True)
 
 
 def _header_mask(m: re.Match[str]) -> str:

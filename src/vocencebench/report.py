@@ -8,7 +8,6 @@ writes no file (the run's file set is :func:`vocencebench.result.save_run`'s).
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from ._report import robustness as robustness_section
 from ._report.gate import gate_html, gate_markdown, gate_on, gate_summary_lines
 from ._report.judge import judge_html, judge_markdown, judge_summary_lines, judge_warnings
+from ._util.text import html_safe, markdown_safe, terminal_safe
 from .charts import (
     COLOUR_A,
     COLOUR_B,
@@ -195,18 +195,19 @@ def _cache_warning(h: Head2Head) -> list[str]:
 
 
 def _failure_lines(h: Head2Head) -> list[str]:
-    """Plain-text lines of the failures (shared by the summary and the Markdown)."""
+    """Plain-text lines of the failures (the summary's), untrusted text escaped."""
     f = failure_summary(h)
+    t = terminal_safe
     out = []
     for g in f.systems:
-        causes = ", ".join(f"{c} {n}" for c, n in g.by_cause.items())
-        out.append(f"system {g.name}: {g.items} item(s) failed (scored 0) — {causes}"
-                   if g.items else f"system {g.name}: no failure")
-        out += [f"    {item}: {why}" for item, why in g.first]
+        causes = t(", ".join(f"{c} {n}" for c, n in g.by_cause.items()))
+        out.append(f"system {t(g.name)}: {g.items} item(s) failed (scored 0) — {causes}"
+                   if g.items else f"system {t(g.name)}: no failure")
+        out += [f"    {t(item)}: {t(why)}" for item, why in g.first]
     for g in f.instruments:
-        out.append(f"instrument {g.name}: failed on {g.items} item(s) (incomplete, never "
+        out.append(f"instrument {t(g.name)}: failed on {g.items} item(s) (incomplete, never "
                    "scored 0)")
-        out += [f"    {item}: {why}" for item, why in g.first]
+        out += [f"    {t(item)}: {t(why)}" for item, why in g.first]
     return out
 
 
@@ -304,15 +305,16 @@ def _response_lines(h: Head2Head) -> list[str]:
            + ", ".join(f"{v:g} {'LU' if t == 'loudness' else 'st' if t == 'pitch' else 'phones/s'}"
                        f" for {t}" for t, v in FLAT_SPAN.items()) + ").", ""]
     for r in rs:
-        out += [f"**{r.trait}**", "", f"| requested | {_md(la)} | {_md(lb)} |", "|---|---|---|"]
+        out += [f"**{markdown_safe(r.trait)}**", "",
+                f"| requested | {markdown_safe(la)} | {markdown_safe(lb)} |", "|---|---|---|"]
         for lvl in r.levels:
-            out.append(f"| {lvl} | {r.cells.get((la, lvl), '—')} | "
+            out.append(f"| {markdown_safe(lvl)} | {r.cells.get((la, lvl), '—')} | "
                        f"{r.cells.get((lb, lvl), '—')} |")
         spans = []
         for lab in (la, lb):
             sp = r.span.get(lab)
             if sp is not None:
-                spans.append(f"{_md(lab)} {sp:.2f} {r.unit}" + (" — FLAT" if r.flat[lab]
+                spans.append(f"{markdown_safe(lab)} {sp:.2f} {r.unit}" + (" — FLAT" if r.flat[lab]
                                                                  else ""))
         out += [f"| span (highest − lowest level) | {' | '.join(spans)} |" if len(spans) == 2
                 else "", ""]
@@ -320,30 +322,33 @@ def _response_lines(h: Head2Head) -> list[str]:
 
 
 def render_summary(h: Head2Head) -> str:
-    """Plain text: status first, then per-dimension scores, gate, failures, the decision."""
-    la, lb = h.labels
+    """Plain text: status first, then per-dimension scores, gate, failures, the decision.
+    Every string from outside (labels, status lines, reasons, dimension names) is shown
+    through :func:`~vocencebench._util.text.terminal_safe`."""
+    t = terminal_safe
+    la, lb = t(h.labels[0]), t(h.labels[1])
     m = h.metadata
-    lines = [f"vocencebench {m.get('vocencebench', '?')} — {la} (a) vs {lb} (b), "
-             f"{len(h.pairs)} items, corpus sha256 {str(m.get('corpus_hash', '?'))[:16]}…"]
-    lines += [f"  {s}" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)
+    lines = [f"vocencebench {t(m.get('vocencebench', '?'))} — {la} (a) vs {lb} (b), "
+             f"{len(h.pairs)} items, corpus sha256 {t(str(m.get('corpus_hash', '?'))[:16])}…"]
+    lines += [f"  {t(s)}" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)
               + h.status()]
     missing = _not_scored(h)
     if missing:
-        lines.append(f"  not scored in this run: {', '.join(missing)}")
+        lines.append(f"  not scored in this run: {t(', '.join(missing))}")
     lines.append("")
     w = max(len(la), len(lb), 8)
     lines.append(f"{'dimension':<13} {'mean d ' + la:>{w + 7}} {'mean d ' + lb:>{w + 7}} "
                  f"{'success a':>9} {'success b':>9} {'win b':>7}")
     for r in _dimension_rows(h):
         lines.append(
-            f"{r.dimension:<13} {_fmt(r.mean_a):>{w + 7}} {_fmt(r.mean_b):>{w + 7}} "
+            f"{t(r.dimension):<13} {_fmt(r.mean_a):>{w + 7}} {_fmt(r.mean_b):>{w + 7}} "
             f"{_fmt(r.success_a, True):>9} {_fmt(r.success_b, True):>9} "
             f"{_fmt(r.win_rate_b, True):>7}"
         )
     d = h.decision
     lines.append(f"{'composite S':<13} {_fmt(d.mean_a):>{w + 7}} {_fmt(d.mean_b):>{w + 7}}")
-    lines += gate_summary_lines(h) or ["gate pass:    OFF (no transcriber)"]
-    flats = [f"{lab} {r.trait} (span {r.span[lab]:.2f} {r.unit})" for r in _responses(h)
+    lines += [t(x) for x in gate_summary_lines(h)] or ["gate pass:    OFF (no transcriber)"]
+    flats = [f"{t(lab)} {t(r.trait)} (span {r.span[lab]:.2f} {r.unit})" for r in _responses(h)
              for lab in h.labels if r.flat.get(lab)]
     if flats:
         lines.append("FLAT (measured value does not move with the requested level): "
@@ -357,38 +362,30 @@ def render_summary(h: Head2Head) -> str:
                                          else "unknown (no price for this model; pass "
                                               "--judge-price IN,OUT)"))
     lines += ["", *robustness_section.summary_lines(h.robustness)]  # the decision ends it
-    lines += ["", f"DECISION: {_verdict_text(h)}", d.reason]
+    lines += ["", f"DECISION: {t(_verdict_text(h))}", t(d.reason)]
     return "\n".join(lines)
-
-
-def _md(text: str) -> str:
-    """``text`` made inert for Markdown: no raw HTML (labels, reasons and server texts are
-    user-controlled), no table breaks, one line."""
-    # "<" and "&" are what open raw HTML or entities; a lone ">" (as in "LCB > margin") is text.
-    out = str(text).replace("&", "&amp;").replace("<", "&lt;")
-    return out.replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     """The run as Markdown: status, dimension table, gate, decision and metadata.
     ``extra``: rendered lines of sections made from more than the run (the listening
     pointer, a human-labels table), placed before the metadata."""
-    la, lb = _md(h.labels[0]), _md(h.labels[1])
+    la, lb = markdown_safe(h.labels[0]), markdown_safe(h.labels[1])
     d = h.decision
     out = [f"# vocencebench: {la} vs {lb}", ""]
-    out += [f"> **{_md(s)}**" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)]
-    out += [f"> {_md(s)}" for s in h.status()]
+    out += [f"> **{markdown_safe(s)}**" for s in _banner(h) + _cache_warning(h) + judge_warnings(h)]
+    out += [f"> {markdown_safe(s)}" for s in h.status()]
     missing = _not_scored(h)
     if missing:
-        out.append(f"> not scored in this run: {', '.join(missing)}")
-    winner = _md(_verdict_text(h).replace("TIE", "tie"))
+        out.append(f"> not scored in this run: {markdown_safe(', '.join(missing))}")
+    winner = markdown_safe(_verdict_text(h).replace("TIE", "tie"))
     out += ["", f"**Decision: {winner}**", "",
-            _md(d.reason), "", *robustness_section.markdown_lines(h.robustness), "",
+            markdown_safe(d.reason), "", *robustness_section.markdown_lines(h.robustness), "",
             "## Dimensions", "",
             f"| dimension | mean d {la} | mean d {lb} | success {la} | success {lb} | "
             f"win rate {lb} | n |", "|---|---|---|---|---|---|---|"]
     for r in _dimension_rows(h):
-        out.append(f"| {_md(r.dimension)} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
+        out.append(f"| {markdown_safe(r.dimension)} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
                    f"{_fmt(r.success_a, True)} | {_fmt(r.success_b, True)} | "
                    f"{_fmt(r.win_rate_b, True)} | {r.n} |")
     out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
@@ -398,7 +395,7 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     out += _response_lines(h)
     out += ["", "## Failures", ""]
     out += _failures_markdown(h)
-    out += judge_markdown(h, _md)
+    out += judge_markdown(h, markdown_safe)
     if extra:
         out += ["", *extra]
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
@@ -429,8 +426,9 @@ def _failures_markdown(h: Head2Head) -> list[str]:
         return [_NO_FAILURE]
     out = ["| who | kind | items | by cause | first reasons |", "|---|---|---|---|---|"]
     for g, kind, causes in rows:
-        first = "<br>".join(f"{_md(i)}: {_md(w)}" for i, w in g.first)
-        out.append(f"| {_md(g.name)} | {kind} | {g.items} | {_md(causes)} | {first} |")
+        first = "<br>".join(f"{markdown_safe(i)}: {markdown_safe(w)}" for i, w in g.first)
+        out.append(f"| {markdown_safe(g.name)} | {kind} | {g.items} | {markdown_safe(causes)} | "
+                   f"{first} |")
     return out
 
 
@@ -464,11 +462,11 @@ def _confusion_table(cm: ConfusionMatrix, label: str) -> str:
     peak = max(max(r) for r in cm.counts) or 1
     acc = cm.accuracy
     caption = f"{cm.trait} — {label}" + (f" (exact {100 * acc:.0f}%)" if cm.total else "")
-    rows = [f'<div class="cm"><table><caption>{html.escape(caption)}</caption>'
+    rows = [f'<div class="cm"><table><caption>{html_safe(caption)}</caption>'
             f"<tr><th>requested \\ measured</th>"]
-    rows += [f"<th>{html.escape(c)}</th>" for c in cm.columns] + ["</tr>"]
+    rows += [f"<th>{html_safe(c)}</th>" for c in cm.columns] + ["</tr>"]
     for i, (rname, counts) in enumerate(zip(cm.rows, cm.counts, strict=True)):
-        rows.append(f"<tr><th>{html.escape(rname)}</th>")
+        rows.append(f"<tr><th>{html_safe(rname)}</th>")
         for j, c in enumerate(counts):
             alpha = 0.85 * c / peak
             ink = "#ffffff" if alpha > 0.5 else "#1f2937"
@@ -512,13 +510,13 @@ def _responses_html(h: Head2Head) -> str:
     la, lb = h.labels
     parts = ['<div class="cmrow">']
     for r in rs:
-        rows = [f"<div class=\"cm\"><table><caption>{html.escape(r.trait)} ({html.escape(r.unit)})"
-                f"</caption><tr><th>requested</th><th>{html.escape(la)}</th>"
-                f"<th>{html.escape(lb)}</th></tr>"]
+        rows = [f"<div class=\"cm\"><table><caption>{html_safe(r.trait)} ({html_safe(r.unit)})"
+                f"</caption><tr><th>requested</th><th>{html_safe(la)}</th>"
+                f"<th>{html_safe(lb)}</th></tr>"]
         for lvl in r.levels:
-            rows.append(f"<tr><th>{html.escape(lvl)}</th>"
-                        f"<td>{html.escape(r.cells.get((la, lvl), '—'))}</td>"
-                        f"<td>{html.escape(r.cells.get((lb, lvl), '—'))}</td></tr>")
+            rows.append(f"<tr><th>{html_safe(lvl)}</th>"
+                        f"<td>{html_safe(r.cells.get((la, lvl), '—'))}</td>"
+                        f"<td>{html_safe(r.cells.get((lb, lvl), '—'))}</td></tr>")
         spans = []
         for lab in (la, lb):
             sp = r.span.get(lab)
@@ -539,9 +537,9 @@ def _failures_html(h: Head2Head) -> str:
     rows = ["<table><tr><th>who</th><th>kind</th><th>items</th><th>by cause</th>"
             "<th>first reasons</th></tr>"]
     for g, kind, causes in found:
-        first = "<br>".join(html.escape(f"{i}: {w}") for i, w in g.first)
-        rows.append(f"<tr><th>{html.escape(g.name)}</th><td>{kind}</td><td>{g.items}</td>"
-                    f"<td>{html.escape(causes)}</td><td class=\"why\">{first}</td></tr>")
+        first = "<br>".join(html_safe(f"{i}: {w}") for i, w in g.first)
+        rows.append(f"<tr><th>{html_safe(g.name)}</th><td>{kind}</td><td>{g.items}</td>"
+                    f"<td>{html_safe(causes)}</td><td class=\"why\">{first}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
 
@@ -556,11 +554,11 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     status = "\n".join(_cache_warning(h) + h.status()
                        + ([f"not scored: {', '.join(_not_scored(h))}"]
                           if _not_scored(h) else []))
-    table = ["<table><tr><th>dimension</th><th>mean d " + html.escape(la) + "</th><th>mean d "
-             + html.escape(lb) + "</th><th>success " + html.escape(la) + "</th><th>success "
-             + html.escape(lb) + "</th><th>win rate " + html.escape(lb) + "</th><th>n</th></tr>"]
+    table = ["<table><tr><th>dimension</th><th>mean d " + html_safe(la) + "</th><th>mean d "
+             + html_safe(lb) + "</th><th>success " + html_safe(la) + "</th><th>success "
+             + html_safe(lb) + "</th><th>win rate " + html_safe(lb) + "</th><th>n</th></tr>"]
     for r in rows:
-        table.append(f"<tr><th>{html.escape(r.dimension)}</th><td>{_fmt(r.mean_a)}</td>"
+        table.append(f"<tr><th>{html_safe(r.dimension)}</th><td>{_fmt(r.mean_a)}</td>"
                      f"<td>{_fmt(r.mean_b)}</td><td>{_fmt(r.success_a, True)}</td>"
                      f"<td>{_fmt(r.success_b, True)}</td><td>{_fmt(r.win_rate_b, True)}</td>"
                      f"<td>{r.n}</td></tr>")
@@ -569,22 +567,22 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     gate = (gate_html(h) if gate_on(h)
             else "<p>OFF — no transcriber ran; no sample was gated.</p>")
     verdict = _verdict_text(h).replace("TIE", "tie")
-    banner = "".join(f'<div class="banner">{html.escape(b)}</div>'
+    banner = "".join(f'<div class="banner">{html_safe(b)}</div>'
                      for b in _banner(h) + judge_warnings(h))
     kind = " tie" if d.winner == "tie" else " incomplete" if d.winner == INCOMPLETE else ""
     meta = json.dumps({k: v for k, v in h.metadata.items() if k != "status"}, indent=2,
                       sort_keys=True)
     return page_head(f"vocencebench: {la} vs {lb}", _CSS) + f"""\
-{banner}<div class="status">{html.escape(status)}</div>
+{banner}<div class="status">{html_safe(status)}</div>
 <h2>Decision</h2>
-<div class="decision{kind}">{html.escape(verdict)}</div>
-<p class="reason">{html.escape(d.reason)}</p>
+<div class="decision{kind}">{html_safe(verdict)}</div>
+<p class="reason">{html_safe(d.reason)}</p>
 {robustness_section.html_section(h.robustness)}
 <h2>Bootstrap distribution of the mean difference</h2>
 {_bootstrap_html(h)}
 <h2>Per-dimension adherence</h2>
-<div class="legend"><span style="background:{COLOUR_A}"></span>{html.escape(la)}
-<span style="background:{COLOUR_B}"></span>{html.escape(lb)}</div>
+<div class="legend"><span style="background:{COLOUR_A}"></span>{html_safe(la)}
+<span style="background:{COLOUR_B}"></span>{html_safe(lb)}</div>
 {dimension_bars_svg([(r.dimension, r.mean_a, r.mean_b) for r in rows], la, lb)}
 {''.join(table)}
 <h2>Intelligibility gate</h2>{gate}
@@ -595,6 +593,6 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
 <h2>Confusion matrices (requested × measured)</h2>
 {_confusion_html(h)}
 {judge_html(h)}
-{"".join(extra)}<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
+{"".join(extra)}<h2>Run metadata</h2><pre>{html_safe(meta)}</pre>
 </body></html>
 """

@@ -17,6 +17,7 @@ The INCOMPLETE rule (:func:`decide_pairs`, :func:`incomplete_summary`) is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -32,24 +33,25 @@ from typing import Any, overload
 from ._report.gate import gate_record
 from ._report.judge import behaviour_record
 from .clips import CLIPS_DIR, prune_clips
-from .constants import REPORT_DECISIVE_CLIPS
+from .constants import COMPOSITE_TOLERANCE, REPORT_DECISIVE_CLIPS
 from .errors import ConfigError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
 from .report import render_html, render_markdown, render_summary
 from .robustness import Robustness, robustness_of_run
 from .schema import (
+    INCOMPLETE,
     SCHEMA_VERSION,
     Decision,
     SampleScore,
     check_schema_version,
     dumps_canonical,
 )
-from .scores import decide_pairs, incomplete_summary
+from .scores import decide_pairs, incomplete_summary, rule_mismatch
 from .traits import TRAITS, TraitRegistry
 
 __all__ = ["RUN_FILES", "RUN_KIND", "Head2Head", "PairList", "decide_pairs",
-           "incomplete_summary", "load_run", "save_run", "verify_run"]
+           "incomplete_summary", "load_run", "recompute_decision", "save_run", "verify_run"]
 
 #: ``kind`` of run.json; its ``schema_version`` is the records' (schema.SCHEMA_VERSION).
 RUN_KIND = "head2head"
@@ -277,6 +279,67 @@ def save_run(
     out = write_set(directory, files, manifest_name="run.json", manifest=run)
     prune_clips(out, list(clip_files))  # ours, and no longer part of the set
     return out
+
+
+def _mismatched_fields(stored: Decision, again: Decision) -> list[str]:
+    """``field stored≠recomputed`` for each field of two decisions that differ (numbers
+    beyond :data:`~vocencebench.constants.COMPOSITE_TOLERANCE`)."""
+    out = []
+    for f in dataclasses.fields(Decision):
+        x, y = getattr(stored, f.name), getattr(again, f.name)
+        if isinstance(x, float) and isinstance(y, float):
+            same = abs(x - y) <= COMPOSITE_TOLERANCE
+        else:
+            same = x == y
+        if not same:
+            shown = (f"{x!r}, recomputed {y!r}" if f.name != "reason"
+                     else "a different text")
+            out.append(f"{f.name} {shown}")
+    return out
+
+
+def recompute_decision(h: Head2Head, *, source: str = "run.json") -> Decision:
+    """The decision ``h``'s per-sample scores support, by the published rule — never the one
+    it carries. Each S is recomputed from its ``d``, gate and failure
+    (:func:`vocencebench.scores.rule_composite`), and the decision from those S values
+    (:func:`vocencebench.scores.decide_pairs`; ``allow_incomplete`` as the run had it: an
+    incomplete run that named a winner was decided on its complete items).
+
+    Raises :class:`~vocencebench.errors.ConfigError` — one line naming ``source``, the rows
+    and the fields that disagree, with both values — when a stored S or the stored decision
+    does not follow: the record was edited after the run, and nothing may be re-published
+    from it.
+    """
+    bad: list[str] = []
+
+    def by_rule(sample: SampleScore) -> SampleScore:
+        if sample.S is None:
+            return sample
+        expected = rule_mismatch(sample.S, sample.d, sample.gate, sample.failure)
+        if expected is None:
+            return sample
+        bad.append(f"item {sample.item!r} system {sample.system!r}: S={sample.S!r}, its d "
+                   f"and gate give {expected!r}")
+        return dataclasses.replace(sample, S=expected)
+
+    pairs = [dataclasses.replace(p, a=by_rule(p.a), b=by_rule(p.b)) for p in h.pairs]
+    stored = h.decision
+    again = decide_pairs(pairs, h.labels,
+                         allow_incomplete=stored.winner != INCOMPLETE and not h.complete)
+    diffs = _mismatched_fields(stored, again)
+    problems = []
+    if bad:
+        problems.append(f"S does not follow from d and gate by the published rule for "
+                        f"{len(bad)} sample(s) (first: {bad[0]})")
+    if diffs:
+        problems.append(f"the decision does not follow from the per-sample scores: "
+                        f"{'; '.join(diffs[:4])}{'; …' if len(diffs) > 4 else ''}")
+    if problems:
+        raise ConfigError(
+            f"{source}: {'; and '.join(problems)}. The record was edited after the run, so "
+            "nothing is re-published from it (`vocencebench decide` on its scores.jsonl gives "
+            "the verdict the scores support)")
+    return again
 
 
 def verify_run(directory: str | os.PathLike[str]) -> list[str]:

@@ -1,8 +1,13 @@
 """Per-sample scores files: read, validate, pair and decide them.
 
 A scores file is JSON Lines: one object per line with at least ``item`` (str), ``system``
-(str) and ``S`` (the composite, a number on [0, 1]); any other keys (``d``, ``gate``, ``wer``,
-``failure``, ``schema_version``, ...) are allowed and ignored here. A row of an item that an
+(str) and ``S`` (the composite, a number on [0, 1]); any other keys (``wer``,
+``schema_version``, ...) are allowed and ignored. A row that carries its desirabilities ``d``
+(and ``gate``, and ``failure``) has its S recomputed from them by the published rule
+(:func:`rule_composite`: 0 for a failed sample, else :func:`vocencebench.decide.composite`);
+an S further than :data:`~vocencebench.constants.COMPOSITE_TOLERANCE` from that is refused,
+naming the line, the item and both values. A row with only S (a third party's file) is taken
+as given, and :attr:`ScoresTable.given` counts those rows. A row of an item that an
 instrument failed on carries ``"incomplete": "<reason>"`` and ``"S": null``: such an item
 cannot be decided, so :meth:`ScoresTable.pair` refuses it unless ``allow_incomplete=True``
 (then both systems' rows of the item are left out, and the caller says so). :func:`write_scores`
@@ -38,7 +43,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, COMPOSITE_TOLERANCE
+from .decide import composite
 from .early_stopping import decide_ranges, range_of, sample_range
 from .errors import ScoresError
 from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
@@ -54,10 +60,48 @@ __all__ = [
     "incomplete_summary",
     "read_scores",
     "reason_cause",
+    "rule_composite",
+    "rule_mismatch",
     "write_scores",
 ]
 
 _REQUIRED = ("item", "system", "S")
+
+
+# ----------------------------------------------------------------------------- the rule
+
+
+def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
+    """The S that a sample's own ``d``, ``gate`` and ``failure`` give by the published rule:
+    0.0 for a failed sample (``failure`` set), else ``composite(d, gate)``; None when there
+    is nothing to recompute from (no ``d``, or an empty one without a failure: S is then
+    taken as given). Raises ScoresError (message without a location; the caller adds it)
+    for a ``d`` that is not a mapping of numbers on [0, 1], or a gate other than 0, 1 or
+    None."""
+    if failure:
+        return 0.0
+    if d is None or (isinstance(d, dict) and not d):
+        return None
+    if not isinstance(d, dict):
+        raise ScoresError(f"d must be an object of desirabilities, got {type(d).__name__}")
+    for dim, v in d.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
+                or not 0.0 <= v <= 1.0:
+            raise ScoresError(f"d[{dim!r}]={v!r} is not a number in [0, 1]")
+    if gate is not None and (isinstance(gate, bool) or gate not in (0, 1)):
+        raise ScoresError(f"gate={gate!r} must be 0, 1 or null")
+    return composite(d, gate)
+
+
+def _follows(s: float, expected: float) -> bool:
+    return abs(s - expected) <= COMPOSITE_TOLERANCE
+
+
+def rule_mismatch(s: float, d: Any, gate: Any, failure: Any) -> float | None:
+    """The rule's S (:func:`rule_composite`) when ``s`` is further than the tolerance from
+    it, else None (they agree, or there is nothing to recompute from)."""
+    expected = rule_composite(d, gate, failure)
+    return None if expected is None or _follows(s, expected) else expected
 
 
 # ----------------------------------------------------------------------------- INCOMPLETE
@@ -154,6 +198,10 @@ class ScoresTable:
     incomplete: dict[tuple[str, str], str] = field(default_factory=dict)
     #: (item, system) → [lowest, highest] S of each unjudged row (early stopping).
     ranges: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    #: Rows whose S was taken as given (no ``d`` to recompute it from), of ``scored`` rows
+    #: with an S.
+    given: int = 0
+    scored: int = 0
 
     def pair(self, incumbent: str | None = None, challenger: str | None = None, *,
              allow_incomplete: bool = False) -> PairedScores:
@@ -324,7 +372,7 @@ def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
 
 
 def _parse_line(source: str, lineno: int, text: str
-                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None]:
+                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None, bool]:
     where = f"{source}:{lineno}"
     try:
         row: Any = json.loads(text)
@@ -345,7 +393,7 @@ def _parse_line(source: str, lineno: int, text: str
         if not isinstance(value, str) or not value:
             raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
     if "unjudged" in row:
-        return item, system, None, None, _unjudged_range(where, row)
+        return item, system, None, None, _unjudged_range(where, row), False
     gap = row.get("incomplete")
     if gap is not None:
         if not isinstance(gap, str) or not gap:
@@ -353,7 +401,7 @@ def _parse_line(source: str, lineno: int, text: str
         if s is not None:
             raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
                               f"S={s!r}; an incomplete row has S null")
-        return item, system, None, gap, None
+        return item, system, None, gap, None, False
     if isinstance(s, bool) or not isinstance(s, int | float):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
     s = float(s)
@@ -363,7 +411,18 @@ def _parse_line(source: str, lineno: int, text: str
         raise ScoresError(
             f"{where}: item {item!r} system {system!r}: S={s!r} is outside [0, 1]"
         )
-    return item, system, s, None, None
+    try:  # only a row that carries its d is recomputed; one with S alone is taken as given
+        expected = (rule_composite(row["d"], row.get("gate"), row.get("failure"))
+                    if "d" in row else None)
+    except ScoresError as exc:
+        raise ScoresError(f"{where}: item {item!r} system {system!r}: {exc}") from None
+    if expected is not None and not _follows(s, expected):
+        raise ScoresError(
+            f"{where}: item {item!r} system {system!r}: S={s!r} does not follow from its d "
+            f"and gate (the published rule, vocencebench.decide.composite, gives "
+            f"{expected!r}); the row was edited or written by another rule"
+        )
+    return item, system, s, None, None, expected is None
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
@@ -391,10 +450,13 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     lines: dict[tuple[str, str], int] = {}
     incomplete: dict[tuple[str, str], str] = {}
     ranges: dict[tuple[str, str], tuple[float, float]] = {}
+    given = scored = 0
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        item, system, s, gap, rng = _parse_line(source, lineno, raw)
+        item, system, s, gap, rng, as_given = _parse_line(source, lineno, raw)
+        scored += s is not None
+        given += as_given
         if (item, system) in lines:
             raise ScoresError(
                 f"{source}:{lineno}: duplicate row for item {item!r} system {system!r} "
@@ -415,7 +477,7 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
         raise ScoresError(f"{source}: empty scores file; expected JSON lines with item, system, S")
     return ScoresTable(
         source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines,
-        incomplete=incomplete, ranges=ranges,
+        incomplete=incomplete, ranges=ranges, given=given, scored=scored,
     )
 
 

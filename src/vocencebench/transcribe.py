@@ -470,7 +470,7 @@ class OpenAITranscriber:
     ) -> None:
         from ._util.http import HttpClient, check_credentials, join_url
         from ._util.retry import RetryPolicy
-        from .redact import register_secret, register_url_secrets, safe_url
+        from .redact import check_key, register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -481,6 +481,11 @@ class OpenAITranscriber:
                 and max_retries >= 0 and isinstance(backoff, int | float) and backoff >= 0):
             raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
         register_secret(api_key)
+        check_key(api_key, source="api_key=")
+        if not api_key:  # read again per request; refused now rather than at the first clip
+            env_key = os.environ.get(api_key_env)
+            register_secret(env_key)
+            check_key(env_key, source=f"environment variable {api_key_env}")
         register_url_secrets(base_url)
         check_credentials(base_url, has_key=bool(api_key))
         self._url = join_url(base_url, "/v1/audio/transcriptions", strip="/v1")
@@ -507,10 +512,11 @@ class OpenAITranscriber:
         return f"OpenAITranscriber({self.url!r}, {self.model!r})"
 
     def _headers(self) -> dict[str, str]:
-        from .redact import register_secret
+        from .redact import check_key, register_secret
 
         key = self._api_key or os.environ.get(self.api_key_env)
         register_secret(key)
+        check_key(key, source=f"environment variable {self.api_key_env}")
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def close(self) -> None:

@@ -27,7 +27,7 @@ import pytest
 
 from cdp import CHROMIUM, SKIP_REASON, Browser
 from listening_run import HOSTILE_TEXT, listen_server, make_clip_run
-from vocencebench._report.escape import clean_text
+from vocencebench._util.text import terminal_safe
 from vocencebench.cli import main
 from vocencebench.listen import build_listening_test
 
@@ -198,7 +198,7 @@ def test_a_rater_answers_by_keyboard_reloads_and_exports(
 
 def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) -> None:
     data = json.loads((site["test"].directory / "test.json").read_text(encoding="utf-8"))
-    n = next(t["n"] for t in data["trials"] if t["text"] == clean_text(HOSTILE_TEXT))
+    n = next(t["n"] for t in data["trials"] if t["text"] == terminal_safe(HOSTILE_TEXT))
     with Browser(tmp_path / "profile") as b:
         b.goto((site["run"] / "report.html").resolve().as_uri())
         scan = b.js(_SCAN)
@@ -219,7 +219,7 @@ def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) 
         assert scan == {"scripts": 2, "handlers": [], "pwned": None, "imgs": 0,
                         "svgOnload": 0, "bold": 0}
         text = b.js("document.getElementById('script').textContent")
-        assert text == clean_text(HOSTILE_TEXT) and "<script>" in text
+        assert text == terminal_safe(HOSTILE_TEXT) and "<script>" in text
         iso = b.js("[getComputedStyle(document.getElementById('script')).unicodeBidi, "
                    "document.getElementById('script').dir]")
         assert iso == ["isolate", "auto"]

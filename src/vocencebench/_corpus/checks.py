@@ -30,6 +30,7 @@ __all__ = [
     "MAX_OPENING_SHARE",
     "MAX_TEXT_CHARS",
     "NORMAL_WORDS",
+    "PARALLEL_CHECK_ITEMS",
     "RUN_BLOCKING_KINDS",
     "Violation",
     "check_corpus",
@@ -54,6 +55,9 @@ MAX_OPENING_SHARE = 0.03
 MAX_TEXT_CHARS = 1000
 #: Longest voice instruction (characters); benchmark_v1's longest is 209.
 MAX_INSTRUCTION_CHARS = 1000
+#: Smallest corpus (items) whose items :func:`check_corpus` checks in worker processes when
+#: asked to: below it, starting them (about a second) costs more than it saves.
+PARALLEL_CHECK_ITEMS = 5000
 #: Longest item id (characters): ids name files (``DirectoryAdapter``) and cache keys.
 MAX_ID_CHARS = 100
 
@@ -95,11 +99,14 @@ def word_count(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
+_EDGE_PUNCT = re.compile(r"^[^\w']+|[^\w']+$")
+
+
 def opening(instruction: str, n: int = 4) -> str:
     """The first ``n`` whitespace-separated words of an instruction, lower-cased, with
     surrounding punctuation stripped (a hyphenated compound like "sixty-year-old" is one
     word)."""
-    words = [re.sub(r"^[^\w']+|[^\w']+$", "", w) for w in instruction.lower().split()]
+    words = [_EDGE_PUNCT.sub("", w) for w in instruction.lower().split()]
     return " ".join([w for w in words if w][:n])
 
 
@@ -238,15 +245,43 @@ def script_key(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+def _check_chunk(items: Sequence[Item], registry: TraitRegistry,
+                 authoring: bool) -> list[list[Violation]]:
+    """:func:`check_item` of each of ``items`` (one worker's share of a large corpus)."""
+    return [check_item(it, registry=registry, authoring=authoring) for it in items]
+
+
+def _per_item(items: Sequence[Item], registry: TraitRegistry, authoring: bool,
+              workers: int) -> list[list[Violation]]:
+    """:func:`check_item` of every item, in item order: in ``workers`` processes when the
+    corpus is large enough to repay starting them, else here. Items are independent, so the
+    result is the same list either way."""
+    if workers <= 1 or len(items) < PARALLEL_CHECK_ITEMS:
+        return _check_chunk(items, registry, authoring)
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .._util.mp import references_main, worker_context
+
+    ctx = worker_context(import_main=references_main(registry))
+    size = -(-len(items) // (workers * 4))  # a few chunks per worker evens out their cost
+    chunks = [items[k:k + size] for k in range(0, len(items), size)]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        parts = pool.map(_check_chunk, chunks, [registry] * len(chunks),
+                         [authoring] * len(chunks))
+        return [vs for part in parts for vs in part]
+
+
 def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
                  max_opening_share: float | None = None,
-                 authoring: bool = True) -> list[Violation]:
+                 authoring: bool = True, workers: int = 1) -> list[Violation]:
     """Every violation in ``items``: :func:`check_item` for each, plus unique ids and unique
     scripts (compared case- and punctuation-insensitively). With ``max_opening_share`` (a
     fraction, e.g. :data:`MAX_OPENING_SHARE`) items whose four-word instruction opening is
     used more often than that are reported too. An empty corpus is a violation. An empty
     list means the corpus is valid. With ``authoring=False`` only the rules that block a run
-    are checked (what :func:`validate_corpus` uses)."""
+    are checked (what :func:`validate_corpus` uses). ``workers`` > 1 checks the items of a
+    corpus of at least :data:`PARALLEL_CHECK_ITEMS` in that many processes (the same list,
+    in the same order)."""
     if not items:
         return [Violation("-", "corpus", "no items", "empty-corpus")]
     if len(items) > MAX_ITEMS:
@@ -255,8 +290,8 @@ def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
     out: list[Violation] = []
     seen_ids: set[str] = set()
     seen_text: dict[str, str] = {}
-    for it in items:
-        out += check_item(it, registry=registry, authoring=authoring)
+    for it, found in zip(items, _per_item(items, registry, authoring, workers), strict=True):
+        out += found
         if it.id in seen_ids:
             out.append(Violation(_shown_id(it.id), "id", "duplicate id", "duplicate-id"))
         seen_ids.add(it.id)
@@ -270,9 +305,9 @@ def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
             seen_text.setdefault(key, _shown_id(it.id))
     if authoring and max_opening_share is not None:
         limit = max(1, math.floor(max_opening_share * len(items)))
-        counts = Counter(opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items)
-        for it in items:
-            o = opening(it.instruction[:MAX_INSTRUCTION_CHARS])
+        openings = [opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items]
+        counts = Counter(openings)
+        for it, o in zip(items, openings, strict=True):
             if counts[o] > limit:
                 out.append(Violation(_shown_id(it.id), "instruction",
                                      f"opening {o!r} used by {counts[o]} items; at most {limit}",

@@ -123,10 +123,15 @@ class ProgressBars:
 
         self._p = Progress(TextColumn("{task.description:<14}"), BarColumn(),
                            MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
+        from rich.markup import escape
+
+        from .._util.text import terminal_safe
+
         for name, total in ((f"synth {labels[0]}", n), (f"synth {labels[1]}", n),
                             ("analyse", 2 * n), ("judge", 0), ("items", n)):
             if name != "judge" or judge:
-                self._t[name] = self._p.add_task(name, total=total)
+                # A label is shown, never obeyed: no control character, no Rich markup.
+                self._t[name] = self._p.add_task(escape(terminal_safe(name)), total=total)
         self._p.start()
 
     def tick(self, name: str, n: int = 1) -> None:

@@ -16,7 +16,7 @@ from the alignment the WER is counted on (:func:`vocencebench.textnorm.align`). 
 clip's WER is counted again from its script and transcript; a clip whose recount differs
 from the run's (another normaliser version) is flagged, never silently replaced. Text from
 the run (labels, item ids, scripts, transcripts) is escaped by
-:mod:`vocencebench._report.escape`, one function per format.
+:mod:`vocencebench._util.text`, one function per format.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._util.text import html_safe, markdown_safe, terminal_safe
 from ..constants import (
     GATE_REPORT_CLIPS,
     GATE_SUMMARY_CLIPS,
@@ -36,7 +37,6 @@ from ..constants import (
 from ..errors import ConfigError
 from ..textnorm import WordOp, align
 from ..transcribe import GATE_MIN_WHISPER_SIZE, recogniser_warning
-from .escape import clean_text, html_text, md_text
 
 if TYPE_CHECKING:
     from ..result import Head2Head
@@ -300,36 +300,37 @@ def _pass_rates(g: GateReport) -> str:
 
 def gate_summary_lines(h: Head2Head) -> list[str]:
     """The summary text's gate lines, recogniser first; empty when the gate is off (the
-    summary then says so itself). Every text from a run passes through ``clean_text``."""
+    summary then says so itself). Every text from a run passes through ``terminal_safe``."""
     g = gate_report(h)
     if not g.on:
         return []
-    out = [f"gate:         {clean_text(g.size_line)}"]
+    out = [f"gate:         {terminal_safe(g.size_line)}"]
     if g.warning:
         out.append(f"  {g.warning}")
-    out.append(f"gate pass:    {clean_text(_pass_rates(g))}")
-    out += [f"  {clean_text(_side_line(s))}" for s in g.sides]
+    out.append(f"gate pass:    {terminal_safe(_pass_rates(g))}")
+    out += [f"  {terminal_safe(_side_line(s))}" for s in g.sides]
     if g.differs:
         shown = ", ".join(_differs_phrase(g, d) for d in g.differs[:GATE_SUMMARY_CLIPS])
         more = f" and {len(g.differs) - GATE_SUMMARY_CLIPS} more" if len(
             g.differs) > GATE_SUMMARY_CLIPS else ""
-        out.append(f"  gate verdict differs on {len(g.differs)} item(s): {clean_text(shown)}{more}")
+        out.append(f"  gate verdict differs on {len(g.differs)} item(s): "
+                   f"{terminal_safe(shown)}{more}")
     else:
         out.append("  gate verdict differs on no item")
     if g.both_vetoed:
         out.append(f"  vetoed on both sides: {len(g.both_vetoed)} item(s) (not judged)")
     for s in g.sides:
         for c in s.vetoed_clips[:GATE_SUMMARY_CLIPS]:
-            out.append(f"  vetoed {clean_text(s.label)} {clean_text(c.item)}: WER {c.wer:.3f}"
+            out.append(f"  vetoed {terminal_safe(s.label)} {terminal_safe(c.item)}: WER {c.wer:.3f}"
                        + ("" if c.agrees or c.recounted is None else
                           f" (recounted here: {c.recounted:.3f})"))
             if c.ops:
-                out.append(f"      script: {_marked(c.ops, 'ref', _text_mark, clean_text)}")
-                out.append(f"      heard:  {_marked(c.ops, 'hyp', _text_mark, clean_text)}")
+                out.append(f"      script: {_marked(c.ops, 'ref', _text_mark, terminal_safe)}")
+                out.append(f"      heard:  {_marked(c.ops, 'hyp', _text_mark, terminal_safe)}")
             elif c.note:
-                out.append(f"      {clean_text(c.note)}")
+                out.append(f"      {terminal_safe(c.note)}")
         if s.vetoed > GATE_SUMMARY_CLIPS:
-            out.append(f"  ({s.vetoed - GATE_SUMMARY_CLIPS} more vetoed {clean_text(s.label)} "
+            out.append(f"  ({s.vetoed - GATE_SUMMARY_CLIPS} more vetoed {terminal_safe(s.label)} "
                        "clip(s) in report.md)")
     return out
 
@@ -350,9 +351,9 @@ def _md_mark(op: str, text: str) -> str:
 
 def gate_markdown(h: Head2Head) -> list[str]:
     """report.md's gate section body (under its heading) for a run whose gate was on,
-    recogniser first; every text from the run goes through ``md_text``."""
+    recogniser first; every text from the run goes through ``markdown_safe``."""
     g = gate_report(h)
-    md = md_text
+    md = markdown_safe
     la, lb = (md(s.label) for s in g.sides)
     out = [md(g.size_line), ""]
     if g.warning:
@@ -410,9 +411,9 @@ def _html_mark(op: str, text: str) -> str:
 
 def gate_html(h: Head2Head) -> str:
     """report.html's gate section body for a run whose gate was on (every text from the run
-    through ``html_text``)."""
+    through ``html_safe``)."""
     g = gate_report(h)
-    esc = html_text
+    esc = html_safe
     a, b = g.sides
     la, lb = esc(a.label), esc(b.label)
     parts = [f"<p>{esc(g.size_line)}</p>"]

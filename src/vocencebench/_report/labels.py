@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .._util.text import html_safe, markdown_safe
 from ..calibration import CalibrationReport, HumanVerdict, calibrate, read_human_csv
-from .escape import html_text, md_text
 
 if TYPE_CHECKING:
     from ..result import Head2Head
@@ -63,15 +63,15 @@ def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
     raters = ", ".join(r.raters) or "none"
     tail = (f"{len(r.raters)} rater(s): {raters}; unmatched: {r.unmatched_human} human rows, "
             f"{r.unmatched_verdicts} judge verdicts.")
-    rows_html = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>"
+    rows_html = "".join("<tr>" + "".join(f"<td>{html_safe(c)}</td>" for c in row) + "</tr>"
                         for row in body)
     section = (f'<h2 id="human-labels">Human labels (diagnostic)</h2>'
                f'<div class="banner" style="background:#eef2ff;border-color:#6366f1">'
                f"{html.escape(_NOTE)}</div><table><tr>"
                + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"
-               + rows_html + f"</table><p>{html_text(tail)}</p>")
-    md = ["## Human labels (diagnostic)", "", f"> **{md_text(_NOTE)}**", "",
+               + rows_html + f"</table><p>{html_safe(tail)}</p>")
+    md = ["## Human labels (diagnostic)", "", f"> **{markdown_safe(_NOTE)}**", "",
           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    md += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in body]
-    md += ["", md_text(tail)]
+    md += ["| " + " | ".join(markdown_safe(c) for c in row) + " |" for row in body]
+    md += ["", markdown_safe(tail)]
     return section, md

@@ -4,7 +4,7 @@ gate's transcript and the judge's reasoning (HTML), and a short pointer in the M
 
 The audio elements reference ``clips/….flac`` relatively, so the page plays them opened from
 disk, copied as a folder, or behind any static server. Every text that came from the corpus,
-a system, the transcriber or the judge goes through :func:`~._report.escape.html_text`.
+a system, the transcriber or the judge goes through :func:`~._util.text.html_safe`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .escape import html_text, md_text
+from .._util.text import html_safe, markdown_safe
 
 if TYPE_CHECKING:
     from ..clips import ClipSelection, ExportedClips
@@ -47,14 +47,14 @@ def _side_html(pair: PairResult, side: str, label: str, score: SampleScore,
                   f'data-duration="{f.duration:.6f}" data-side="{side}"></audio>')
     else:
         why = clips.missing.get((pair.item.id, side), "no clip")
-        player = f'<p class="miss">no clip to play: {html_text(why)}</p>'
+        player = f'<p class="miss">no clip to play: {html_safe(why)}</p>'
     lines = [f"<strong>{html.escape(label)}</strong> ({side}) — S {_fmt(score.S)}"]
     if an.failure:
-        lines.append(f'<span class="miss">failed: {html_text(an.failure)}</span>')
+        lines.append(f'<span class="miss">failed: {html_safe(an.failure)}</span>')
     if an.wer is not None or an.asr_engine:
         gate = "passes" if an.gate == 1 else "VETOED" if an.gate == 0 else "—"
-        lines.append(f"gate {gate}, WER {_fmt(an.wer)} ({html_text(an.asr_engine or '?')})")
-        lines.append(f'<span class="tr">heard: {html_text(an.transcript or "")}</span>')
+        lines.append(f"gate {gate}, WER {_fmt(an.wer)} ({html_safe(an.asr_engine or '?')})")
+        lines.append(f'<span class="tr">heard: {html_safe(an.transcript or "")}</span>')
     return f'<div class="side">{"<br>".join(lines)}{player}</div>'
 
 
@@ -69,10 +69,10 @@ def _dims_html(pair: PairResult, labels: tuple[str, str], order: Sequence[str]) 
         cells = []
         for s, an in ((pair.a, pair.analysis_a), (pair.b, pair.analysis_b)):
             r = an.probes.get(dim)
-            got = f" ({html_text(r.label)})" if r is not None and r.label else ""
+            got = f" ({html_safe(r.label)})" if r is not None and r.label else ""
             cells.append(f"<td>{_fmt(s.d.get(dim))}{got}</td>")
         req = pair.item.traits.get(dim, "")
-        rows.append(f"<tr><th>{html.escape(dim)}</th><td>{html_text(req)}</td>"
+        rows.append(f"<tr><th>{html.escape(dim)}</th><td>{html_safe(req)}</td>"
                     f"{''.join(cells)}</tr>")
     rows.append("</table>")
     return "".join(rows)
@@ -85,8 +85,8 @@ def _judge_html(pair: PairResult, labels: tuple[str, str]) -> str:
         out.append(f"<div class=\"judge\"><b>judge on {html.escape(dim)}</b>: "
                    f"{html.escape(labels[0])} {v.score_a:.2f}, {html.escape(labels[1])} "
                    f"{v.score_b:.2f}, winner {html.escape(v.winner)}{swap}<br>"
-                   f"{html.escape(labels[0])}: {html_text(v.reasoning_a)}<br>"
-                   f"{html.escape(labels[1])}: {html_text(v.reasoning_b)}</div>")
+                   f"{html.escape(labels[0])}: {html_safe(v.reasoning_a)}<br>"
+                   f"{html.escape(labels[1])}: {html_safe(v.reasoning_b)}</div>")
     return "".join(out)
 
 
@@ -102,7 +102,7 @@ def listening_html(pairs: Sequence[PairResult], labels: tuple[str, str],
     ident = ' id="listening"' if level == 2 else ""
     head = f"<h{level}{ident}>{html.escape(heading)}</h{level}>"
     if unavailable is not None or selection is None or clips is None:
-        return f'{head}<p class="miss">{html_text(unavailable or "clips: not exported")}</p>'
+        return f'{head}<p class="miss">{html_safe(unavailable or "clips: not exported")}</p>'
     if not selection.picks:
         return f"{head}<p>No item to listen to: no item has a δ, a veto or a failure.</p>"
     intro = (f"<p>Both systems' clips for the {selection.k} items with the largest δ = S_b − "
@@ -115,7 +115,7 @@ def listening_html(pairs: Sequence[PairResult], labels: tuple[str, str],
                  "each direction (lossless FLAC in <code>clips/</code>).</p>")
     parts = [f"<style>{LISTENING_CSS}</style>", head, '<div class="listen">', intro]
     if clips.note:
-        parts.append(f'<p class="miss">{html_text(clips.note)}</p>')
+        parts.append(f'<p class="miss">{html_safe(clips.note)}</p>')
     for g, n in selection.omitted.items():
         parts.append(f'<p class="miss">{n} more item(s) of group "{html.escape(g)}" are not '
                      "shown (size budget); run.json lists them all.</p>")
@@ -128,10 +128,10 @@ def listening_html(pairs: Sequence[PairResult], labels: tuple[str, str],
         p = pairs[pick.index]
         parts.append(
             f'<div class="card" data-item="{html.escape(p.item.id)}">'
-            f"<b>{html_text(p.item.id)}</b> "
-            f'<span class="why">{"; ".join(html_text(r) for r in pick.reasons)}</span>'
-            f'<div class="req">instruction: {html_text(p.item.instruction)}<br>'
-            f"script: {html_text(p.item.text)}</div>"
+            f"<b>{html_safe(p.item.id)}</b> "
+            f'<span class="why">{"; ".join(html_safe(r) for r in pick.reasons)}</span>'
+            f'<div class="req">instruction: {html_safe(p.item.instruction)}<br>'
+            f"script: {html_safe(p.item.text)}</div>"
             f'<div class="sides">'
             f"{_side_html(p, 'a', labels[0], p.a, p.analysis_a, clips)}"
             f"{_side_html(p, 'b', labels[1], p.b, p.analysis_b, clips)}</div>"
@@ -146,12 +146,12 @@ def listening_markdown(selection: ClipSelection | None, clips: ExportedClips | N
     why none."""
     out = ["## Listen", ""]
     if unavailable is not None or selection is None or clips is None:
-        return [*out, md_text(unavailable or "clips: not exported")]
+        return [*out, markdown_safe(unavailable or "clips: not exported")]
     n = len({f.path for f in clips.files.values()})
     line = (f"report.html plays both systems' clips for {len(selection.picks)} items (the "
             f"{selection.k} largest δ each way, gate vetoes, failures, the {selection.worst} "
             f"worst per dimension): {n} FLAC files in clips/.")
     out.append(line)
     if clips.note:
-        out += ["", md_text(clips.note)]
+        out += ["", markdown_safe(clips.note)]
     return out

@@ -3,15 +3,15 @@
 It renders a :class:`~vocencebench.robustness.Robustness` and computes nothing: the one line,
 then every variant's verdict and bounds, the random-weight tally and the notes. Untrusted text
 (system labels, item ids inside notes, dimension names a caller registered) goes through the
-one function per format of :mod:`._report.escape <vocencebench._report.escape>`: ``clean_text``
-for the plain-text summary, ``md_text`` for Markdown, ``html_text`` for HTML.
+one function per format of :mod:`._util.text <vocencebench._util.text>`: ``terminal_safe``
+for the plain-text summary, ``markdown_safe`` for Markdown, ``html_safe`` for HTML.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .escape import clean_text, html_text, md_text
+from .._util.text import html_safe, markdown_safe, terminal_safe
 
 if TYPE_CHECKING:
     from ..robustness import Robustness, Variant
@@ -62,31 +62,31 @@ def _noted(r: Robustness, computed: bool) -> list[tuple[str, str]]:
 
 def summary_lines(r: Robustness) -> list[str]:
     """Plain-text lines for the run summary: the line, a compact table, the weights."""
-    out = [f"ROBUSTNESS: {clean_text(r.summary)}"]
+    out = [f"ROBUSTNESS: {terminal_safe(r.summary)}"]
     done = [v for v in r.variants if v.computed]
     if done:
-        la, lb = clean_text(r.labels[0]), clean_text(r.labels[1])
+        la, lb = terminal_safe(r.labels[0]), terminal_safe(r.labels[1])
         fwd, rev = f"LCB({lb}−{la})", f"LCB({la}−{lb})"
         w = max(len("variant"), *(len(_rule(v)) for v in done))
-        ww = max(len("verdict"), *(len(clean_text(v.winner or "")) for v in done))
+        ww = max(len("verdict"), *(len(terminal_safe(v.winner or "")) for v in done))
         wf, wr = max(8, len(fwd)), max(8, len(rev))
         out.append(f"  {'variant':<{w}}  {'verdict':<{ww}}  {fwd:>{wf}}  {rev:>{wr}}  holds")
         for v in done:
-            out.append(f"  {_rule(v):<{w}}  {clean_text(v.winner or ''):<{ww}}  "
+            out.append(f"  {_rule(v):<{w}}  {terminal_safe(v.winner or ''):<{ww}}  "
                        f"{_num(v.lcb):>{wf}}  "
                        f"{_num(v.lcb_reverse):>{wr}}  {'yes' if v.holds else 'NO'}")
-    out += [clean_text(f"  note ({labels}): {note}") for labels, note in _noted(r, True)]
-    out += [clean_text(f"  not computed ({labels}): {note}")
+    out += [terminal_safe(f"  note ({labels}): {note}") for labels, note in _noted(r, True)]
+    out += [terminal_safe(f"  not computed ({labels}): {note}")
             for labels, note in _noted(r, False)]
     if r.variants or r.weights is not None:
-        out.append(f"  {clean_text(_weights_line(r))}")
-    out += [f"  note: {clean_text(n)}" for n in r.notes if not r.summary.endswith(n)]
+        out.append(f"  {terminal_safe(_weights_line(r))}")
+    out += [f"  note: {terminal_safe(n)}" for n in r.notes if not r.summary.endswith(n)]
     return out
 
 
 def markdown_lines(r: Robustness) -> list[str]:
-    """The Markdown section, every untrusted text through ``md_text``."""
-    md = md_text
+    """The Markdown section, every untrusted text through ``markdown_safe``."""
+    md = markdown_safe
     la, lb = md(r.labels[0]), md(r.labels[1])
     out = [f"## {TITLE}", "", f"**{md(r.summary)}**", ""]
     if not r.variants:
@@ -106,8 +106,8 @@ def markdown_lines(r: Robustness) -> list[str]:
 
 def html_section(r: Robustness) -> str:
     """The HTML section (heading, the line, the table), every untrusted text through
-    ``html_text``."""
-    e = html_text
+    ``html_safe``."""
+    e = html_safe
     kind = "robust" if r.robust else "fragile" if r.robust is False else "unknown"
     parts = [f"<h2>{TITLE}</h2>", f'<p class="robustness {kind}"><b>{e(r.summary)}</b></p>']
     if not r.variants:

@@ -45,6 +45,7 @@ import json
 import logging
 import math
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -199,6 +200,22 @@ def check_credentials(url: str, *, has_key: bool) -> None:
 
 def _one_credential(url: str, headers: Mapping[str, str] | None) -> None:
     check_credentials(url, has_key=any(k.lower() in _KEY_HEADERS for k in (headers or {})))
+
+
+# What no header value may hold: a control character but the tab (CR and LF would split the
+# request; the HTTP library refuses them with a message that quotes the value).
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _check_headers(service: str, headers: Mapping[str, str] | None) -> None:
+    """Refuse a header value with a control character, naming the header, never the value
+    (a key the components did not check: :func:`vocencebench.redact.check_key`)."""
+    for name, value in (headers or {}).items():
+        if _HEADER_CONTROL.search(value):
+            raise ConfigError(f"{service}: the {name} header holds a control character (CR, "
+                              "LF, NUL…); an HTTP header cannot carry it. If it holds an API "
+                              "key, set the key again without it (the value is not shown)",
+                              fatal=True)
 
 
 class HttpClient:
@@ -378,6 +395,7 @@ class HttpClient:
         """Send one request with retries; the full 2xx answer, or :class:`HTTPFailure`."""
         register_url_secrets(url)
         _one_credential(url, headers)
+        _check_headers(self.service, headers)
         req = _Request(method, url, json, content, data, files, headers)
         client = self._sync_client()
         for attempt in range(self.retry.max_retries + 1):

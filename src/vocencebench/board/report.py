@@ -7,15 +7,21 @@ then renamed over the old one), so a killed save leaves each file either old or 
 
 from __future__ import annotations
 
-import html
 import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._report.escape import html_text
 from .._report.judge import behaviour_html, behaviour_lines, behaviour_markdown
+from .._util.text import (
+    html_attr_safe,
+    html_safe,
+    markdown_code,
+    markdown_fenced,
+    markdown_safe,
+    terminal_safe,
+)
 from ..charts import page_css, page_head, svg_open, unit_grid
 from ..clips import export_clips, find_cache, prune_clips, select_clips
 from ..constants import BOARD_DECISIVE_CLIPS, BOOTSTRAP_N, BOOTSTRAP_SEED
@@ -75,14 +81,17 @@ def _dimensions(lb: Leaderboard) -> list[str]:
 
 
 def render_summary(lb: Leaderboard) -> str:
-    """Plain text: status first, then tiers, the verdict matrix and the BT summary."""
+    """Plain text: status first, then tiers, the verdict matrix and the BT summary (every
+    name and line from outside through :func:`~vocencebench._util.text.terminal_safe`)."""
     st = lb.standings
     m = lb.metadata
-    lines = [f"vocencebench {m.get('vocencebench', '?')} leaderboard — {len(st.systems)} "
+    ts = terminal_safe
+    name = {s: ts(s) for s in st.systems}
+    lines = [f"vocencebench {ts(m.get('vocencebench', '?'))} leaderboard — {len(st.systems)} "
              f"systems, {len(lb.items)} items, corpus sha256 "
-             f"{str(m.get('corpus_hash', '?'))[:16]}…"]
+             f"{ts(str(m.get('corpus_hash', '?'))[:16])}…"]
     jb = lb.judge_behaviour()
-    lines += [f"  {s}" for s in [*lb.status(), *(jb.warnings if jb else ())]]
+    lines += [f"  {ts(s)}" for s in [*lb.status(), *(jb.warnings if jb else ())]]
     lines += ["", "TIERS (no system is ranked above one that beats it; a tie moves nobody)"]
     for t in st.tiers:
         for k, s in enumerate(t.systems):
@@ -90,15 +99,15 @@ def render_summary(lb: Leaderboard) -> str:
             interval = (f"mean S {sc.mean:.3f} [{sc.low:.3f}, {sc.high:.3f}]"
                         if sc is not None else "no decided pair")
             head = f"  tier {t.rank}{' (cycle)' if t.cycle else ''}:" if k == 0 else ""
-            lines.append(f"{head:<20}{s:<24} {r.wins} W  {r.ties} T  {r.losses} L"
+            lines.append(f"{head:<20}{name[s]:<24} {r.wins} W  {r.ties} T  {r.losses} L"
                          + (f"  {r.incomplete} incomplete" if r.incomplete else "")
                          + (f"  {r.not_compared} not compared" if r.not_compared else "")
                          + f"   {interval}")
     lines += ["", "VERDICTS, row against column (W wins, L loses, = tie, ! incomplete, "
               "· not compared; LCB of the row system's lead):"]
-    w = max(8, *(len(s) for s in st.systems))
-    cw = max(10, *(len(s) + 2 for s in st.systems))
-    lines.append(" " * (w + 2) + "".join(f"{s:>{cw}}" for s in st.systems))
+    w = max(8, *(len(name[s]) for s in st.systems))
+    cw = max(10, *(len(name[s]) + 2 for s in st.systems))
+    lines.append(" " * (w + 2) + "".join(f"{name[s]:>{cw}}" for s in st.systems))
     sym = {"win": "W", "loss": "L", "tie": "=", "incomplete": "!", "not compared": "·",
            "self": "—"}
     for x in st.systems:
@@ -108,19 +117,20 @@ def render_summary(lb: Leaderboard) -> str:
             c = st.cell(x, y) if x != y else None
             lcb = c.lead_lcb(x) if c is not None else None
             row.append(f"{sym[out]} {lcb + 0.0:+.3f}" if lcb is not None else sym[out])
-        lines.append(f"  {x:<{w}}" + "".join(f"{r:>{cw}}" for r in row))
+        lines.append(f"  {name[x]:<{w}}" + "".join(f"{r:>{cw}}" for r in row))
     bt = st.bradley_terry
     lines += ["", "Bradley–Terry fit over per-item outcomes — a SUMMARY, NOT THE VERDICT:"]
     if bt.note:
-        lines.append(f"  {bt.note}")
+        lines.append(f"  {ts(bt.note)}")
     else:
-        lines.append("  " + ", ".join(f"{s} {bt.log_strength[s]:+.3f}" for s in bt.order())
+        lines.append("  " + ", ".join(f"{name[s]} {bt.log_strength[s]:+.3f}"
+                                      for s in bt.order())
                      + f"  (log-strength, mean 0; {bt.iterations} iterations)")
     if jb is not None:
         lines += ["", *behaviour_lines(jb)]
     files = sorted(set(lb.scores_files().values()))
-    lines += ["", f"recompute any cell: {lb.recompute_command(next(iter(lb.runs)))}"
-              + (f"  (files: {', '.join(files[:3])}{' …' if len(files) > 3 else ''})"
+    lines += ["", f"recompute any cell: {ts(lb.recompute_command(next(iter(lb.runs))))}"
+              + (f"  (files: {ts(', '.join(files[:3]))}{' …' if len(files) > 3 else ''})"
                  if len(files) > 1 else "")]
     return "\n".join(lines)
 
@@ -129,7 +139,8 @@ def render_markdown(lb: Leaderboard) -> str:
     """The leaderboard as Markdown."""
     st = lb.standings
     out = [f"# vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items", ""]
-    out += [f"> {s}" for s in lb.status()]
+    md = markdown_safe
+    out += [f"> {md(s)}" for s in lb.status()]
     out += ["", "## Tiers", "",
             "A system is never ranked above a system that beats it; systems that beat each "
             "other in a cycle share a tier; a tie never moves a system down. Within a tier the "
@@ -139,30 +150,32 @@ def render_markdown(lb: Leaderboard) -> str:
     for t in st.tiers:
         for s in t.systems:
             r, sc = st.records[s], st.scores[s]
-            out.append(f"| {t.rank}{' (cycle)' if t.cycle else ''} | {s} | {r.wins} | "
+            out.append(f"| {t.rank}{' (cycle)' if t.cycle else ''} | {md(s)} | {r.wins} | "
                        f"{r.ties} | {r.losses} | {r.incomplete} | {r.not_compared} | "
                        f"{_fmt(sc.mean if sc else None)} | "
                        + (f"[{sc.low:.3f}, {sc.high:.3f}] | {sc.n} |" if sc else "— | 0 |"))
     out += ["", "## Verdicts (row against column)", "",
             "Each cell: the row system's result and the LCB of its lead against the margin it "
             "had to clear.", "",
-            "| | " + " | ".join(st.systems) + " |", "|---" * (len(st.systems) + 1) + "|"]
+            "| | " + " | ".join(md(s) for s in st.systems) + " |",
+            "|---" * (len(st.systems) + 1) + "|"]
     for x in st.systems:
-        out.append(f"| **{x}** | " + " | ".join(_cell_text(st, x, y)[1]
-                                               for y in st.systems) + " |")
+        out.append(f"| **{md(x)}** | " + " | ".join(md(_cell_text(st, x, y)[1])
+                                                   for y in st.systems) + " |")
     out += ["", "## Pairs", ""]
     for c, pair in zip(st.cells, lb.runs, strict=True):
-        head = f"**{c.incumbent} vs {c.challenger}**: "
-        out.append(head + (c.incomplete or "") if c.decision is None
-                   else head + f"{c.winner}. {c.decision.reason}")
-        out.append(f"  recompute: `{lb.recompute_command(pair)}`")
+        head = f"**{md(c.incumbent)} vs {md(c.challenger)}**: "
+        out.append(head + md(c.incomplete or "") if c.decision is None
+                   else head + md(f"{c.winner}. {c.decision.reason}"))
+        out.append(f"  recompute: {markdown_code(lb.recompute_command(pair))}")
         out.append("")
     dims = _dimensions(lb)
     if dims:
         out += ["## Mean desirability per dimension", "",
-                "| system | " + " | ".join(dims) + " |", "|---" * (len(dims) + 1) + "|"]
+                "| system | " + " | ".join(md(d) for d in dims) + " |",
+                "|---" * (len(dims) + 1) + "|"]
         for s in st.systems:
-            out.append(f"| {s} | " + " | ".join(_fmt(st.traits[s].get(d)) for d in dims)
+            out.append(f"| {md(s)} | " + " | ".join(_fmt(st.traits[s].get(d)) for d in dims)
                        + " |")
     bt = st.bradley_terry
     out += ["", "## Bradley–Terry summary (not the verdict)", "",
@@ -170,22 +183,23 @@ def render_markdown(lb: Leaderboard) -> str:
             "equal S counts half to each; one virtual tie per pair). Shown for readers who "
             "expect a single scale; the verdicts and tiers above are the result.", ""]
     if bt.note:
-        out.append(bt.note)
+        out.append(md(bt.note))
     else:
         out += ["| system | log-strength | strength |", "|---|---|---|"]
-        out += [f"| {s} | {bt.log_strength[s]:+.3f} | {bt.strength[s]:.3f} |"
+        out += [f"| {md(s)} | {bt.log_strength[s]:+.3f} | {bt.strength[s]:.3f} |"
                 for s in bt.order()]
     jb = lb.judge_behaviour()
     if jb is not None:  # system names are plain names (the CLI checks them)
         out += behaviour_markdown(jb, str)
     doc = lb.to_dict()
-    out += ["", "## Failures", "", "```json",
-            json.dumps(doc["failures"], indent=2, ensure_ascii=False), "```",
-            "", "## Canaries", "", doc["canaries"].get("line", doc["canaries"]["status"]),
-            "", "```json",
-            json.dumps(doc["canaries"], indent=2, ensure_ascii=False), "```",
-            "", "## Run metadata", "", "```json",
-            json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False), "```", ""]
+    out += ["", "## Failures", "",
+            markdown_fenced(json.dumps(doc["failures"], indent=2, ensure_ascii=False), "json"),
+            "", "## Canaries", "", md(doc["canaries"].get("line", doc["canaries"]["status"])),
+            "", markdown_fenced(json.dumps(doc["canaries"], indent=2, ensure_ascii=False),
+                                "json"),
+            "", "## Run metadata", "",
+            markdown_fenced(json.dumps(doc["metadata"], indent=2, sort_keys=True,
+                                       ensure_ascii=False), "json"), ""]
     return "\n".join(out)
 
 
@@ -208,20 +222,20 @@ pre{font-size:.8rem;white-space:pre-wrap}
 
 def _matrix_html(st: Standings) -> str:
     rows = ["<table class=\"matrix\"><tr><th>row vs column</th>"
-            + "".join(f"<th>{html.escape(s)}</th>" for s in st.systems) + "</tr>"]
+            + "".join(f"<th>{html_safe(s)}</th>" for s in st.systems) + "</tr>"]
     for x in st.systems:
-        rows.append(f"<tr><th>{html.escape(x)}</th>")
+        rows.append(f"<tr><th>{html_safe(x)}</th>")
         for y in st.systems:
             out, label, reason = _cell_text(st, x, y)
             word, _, rest = label.partition(" · ")
             ink = "#ffffff" if out in ("win", "loss") else "#1f2937"
             rows.append(f'<td class="cell {out.replace(" ", "-")}" '
                         f'style="background:{OUTCOME_COLOURS[out]};color:{ink}" '
-                        f'title="{html.escape(reason)}"><span class="v">{html.escape(word)}'
-                        f'</span><span class="n">{html.escape(rest)}</span></td>')
+                        f'title="{html_attr_safe(reason)}"><span class="v">{html_safe(word)}'
+                        f'</span><span class="n">{html_safe(rest)}</span></td>')
         rows.append("</tr>")
     rows.append("</table>")
-    legend = "".join(f'<span style="background:{OUTCOME_COLOURS[k]}"></span>{html.escape(w)}'
+    legend = "".join(f'<span style="background:{OUTCOME_COLOURS[k]}"></span>{html_safe(w)}'
                      for k, w in (("win", "row wins"), ("loss", "row loses"), ("tie", "tie"),
                                   ("incomplete", "incomplete (decides nothing)"),
                                   ("not compared", "not compared")))
@@ -233,7 +247,7 @@ def _tiers_html(st: Standings) -> str:
     out = []
     for t in st.tiers:
         chips = "".join(f'<span class="chip" style="background:{colour[s]}">'
-                        f"{html.escape(s)}</span>" for s in t.systems)
+                        f"{html_safe(s)}</span>" for s in t.systems)
         cyc = ' <em>(cycle of wins)</em>' if t.cycle else ""
         out.append(f'<div class="tier"><span class="rank">tier {t.rank}</span>{chips}{cyc}'
                    "</div>")
@@ -253,11 +267,11 @@ def _interval_svg(st: Standings) -> str:
         col = _colour(st.systems.index(s))
         y = i * row_h + 14
         parts.append(f'<text x="{left - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
-                     f"{html.escape(s)}</text>"
+                     f"{html_attr_safe(s)}</text>"
                      f'<line x1="{left + width * sc.low:.1f}" y1="{y}" '
                      f'x2="{left + width * sc.high:.1f}" y2="{y}" stroke="{col}" '
                      f'stroke-width="6"/><circle cx="{left + width * sc.mean:.1f}" cy="{y}" '
-                     f'r="7" fill="{col}"><title>{html.escape(s)}: {sc.mean:.4f} '
+                     f'r="7" fill="{col}"><title>{html_attr_safe(s)}: {sc.mean:.4f} '
                      f"[{sc.low:.4f}, {sc.high:.4f}], n={sc.n}</title></circle>"
                      f'<text x="{left + width + 10}" y="{y + 4}" font-size="11">'
                      f"{sc.mean:.3f} [{sc.low:.3f}, {sc.high:.3f}]</text>")
@@ -275,14 +289,14 @@ def _bars_svg(st: Standings, dims: Sequence[str]) -> str:
     for i, dim in enumerate(dims):
         y0 = i * group
         parts.append(f'<text x="{left - 6}" y="{y0 + n * bar_h / 2 + 4}" font-size="12" '
-                     f'text-anchor="end">{html.escape(dim)}</text>')
+                     f'text-anchor="end">{html_attr_safe(dim)}</text>')
         for j, s in enumerate(st.systems):
             v = st.traits[s].get(dim)
             if v is None:
                 continue
             parts.append(f'<rect x="{left}" y="{y0 + j * bar_h}" width="{width * v:.1f}" '
-                         f'height="{bar_h - 1}" fill="{_colour(j)}"><title>{html.escape(s)} '
-                         f"{html.escape(dim)}: {v:.3f}</title></rect>")
+                         f'height="{bar_h - 1}" fill="{_colour(j)}"><title>{html_attr_safe(s)} '
+                         f"{html_attr_safe(dim)}: {v:.3f}</title></rect>")
     parts.append("</svg>")
     return "".join(parts)
 
@@ -294,9 +308,9 @@ def _bt_html(st: Standings) -> str:
             "equal S counts half to each side; one virtual tie per pair). It is shown for "
             "readers who expect one scale; the verdicts and tiers above are the result.</div>")
     if bt.note:
-        return head + f"<p>{html.escape(bt.note)}</p>"
+        return head + f"<p>{html_safe(bt.note)}</p>"
     rows = ["<table><tr><th>system</th><th>log-strength</th><th>strength</th></tr>"]
-    rows += [f"<tr><th>{html.escape(s)}</th><td>{bt.log_strength[s]:+.3f}</td>"
+    rows += [f"<tr><th>{html_safe(s)}</th><td>{bt.log_strength[s]:+.3f}</td>"
              f"<td>{bt.strength[s]:.3f}</td></tr>" for s in bt.order()]
     rows.append(f"</table><p>{bt.iterations} MM iterations, converged: {bt.converged}; "
                 f"{bt.items} item outcomes.</p>")
@@ -309,12 +323,12 @@ def render_html(lb: Leaderboard, *, listening: str = "") -> str:
     st = lb.standings
     doc = lb.to_dict()
     dims = _dimensions(lb)
-    legend = "".join(f'<span style="background:{_colour(k)}"></span>{html.escape(s)}'
+    legend = "".join(f'<span style="background:{_colour(k)}"></span>{html_safe(s)}'
                      for k, s in enumerate(st.systems))
-    trait_rows = ["<table><tr><th>system</th>" + "".join(f"<th>{html.escape(d)}</th>"
+    trait_rows = ["<table><tr><th>system</th>" + "".join(f"<th>{html_safe(d)}</th>"
                                                          for d in dims) + "</tr>"]
     for s in st.systems:
-        trait_rows.append(f"<tr><th>{html.escape(s)}</th>" + "".join(
+        trait_rows.append(f"<tr><th>{html_safe(s)}</th>" + "".join(
             f"<td>{_fmt(st.traits[s].get(d))}</td>" for d in dims) + "</tr>")
     trait_rows.append("</table>")
     recompute = "\n".join(lb.recompute_command(p) for p in lb.runs)
@@ -322,7 +336,7 @@ def render_html(lb: Leaderboard, *, listening: str = "") -> str:
     failures = json.dumps(doc["failures"], indent=2, ensure_ascii=False)
     meta = json.dumps(doc["metadata"], indent=2, sort_keys=True, ensure_ascii=False)
     return page_head(title, _CSS) + f"""\
-<div class="status">{html.escape(chr(10).join(lb.status()))}</div>
+<div class="status">{html_safe(chr(10).join(lb.status()))}</div>
 <h2>Tiers</h2>
 <p>No system is ranked above a system that beats it; systems that beat each other in a cycle
 share a tier; a tie never moves a system down.</p>
@@ -342,11 +356,11 @@ margin that lead had to clear; hover for the full audit trail.</p>
 <h2>Bradley–Terry summary</h2>
 {_bt_html(st)}
 {behaviour_html(jb) if (jb := lb.judge_behaviour()) is not None else ""}
-{listening}<h2>Failures</h2><pre>{html.escape(failures)}</pre>
-<h2>Canaries</h2><p>{html.escape(doc["canaries"].get("line", doc["canaries"]["status"]))}</p>
-<pre>{html.escape(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
-<h2>Recompute every cell</h2><pre>{html.escape(recompute)}</pre>
-<h2>Run metadata</h2><pre>{html.escape(meta)}</pre>
+{listening}<h2>Failures</h2><pre>{html_safe(failures)}</pre>
+<h2>Canaries</h2><p>{html_safe(doc["canaries"].get("line", doc["canaries"]["status"]))}</p>
+<pre>{html_safe(json.dumps(doc["canaries"], indent=2, ensure_ascii=False))}</pre>
+<h2>Recompute every cell</h2><pre>{html_safe(recompute)}</pre>
+<h2>Run metadata</h2><pre>{html_safe(meta)}</pre>
 </body></html>
 """
 
@@ -410,7 +424,7 @@ def _listening(lb: Leaderboard, out: Path) -> tuple[str, dict[str, bytes]]:
     head = '<h2 id="listening">Listen: the decisive items of each pair</h2>'
     path, note = find_cache(lb.metadata, out)
     if path is None:
-        return f'{head}<p class="miss">{html_text(note)}</p>', {}
+        return f'{head}<p class="miss">{html_safe(note)}</p>', {}
     parts = [head]
     files: dict[str, bytes] = {}
     for (x, y), h in lb.runs.items():
@@ -421,7 +435,7 @@ def _listening(lb: Leaderboard, out: Path) -> tuple[str, dict[str, bytes]]:
             got, writes = export_clips(h.pairs, sel, out, systems=dict(systems),
                                        labels=h.labels, cache=path)
         except MissingDependencyError as exc:
-            return f'{head}<p class="miss">{html_text(f"clips: not exported ({exc})")}</p>', {}
+            return f'{head}<p class="miss">{html_safe(f"clips: not exported ({exc})")}</p>', {}
         files.update(writes)
         parts.append(listening_html(h.pairs, h.labels, lb.registry.dimensions(), sel, got,
                                     heading=f"{x} vs {y}", level=3))

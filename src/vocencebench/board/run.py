@@ -259,8 +259,14 @@ class Leaderboard:
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the scores file(s), leaderboard.json, leaderboard.md and leaderboard.html
-        (each atomically: a temporary name, then a rename) into ``directory``."""
-        return save_leaderboard(self, directory)
+        (each atomically: a temporary name, then a rename) into ``directory``. A write error
+        (a full disk) is one line naming the directory (:func:`vocencebench.outputs.saving`)."""
+        from ..outputs import saving
+
+        with saving(directory, "saving the leaderboard",
+                    state="leaderboard.json is written last: until it is, the set is not "
+                          "complete"):
+            return save_leaderboard(self, directory)
 
 
 def _q(name: str) -> str:

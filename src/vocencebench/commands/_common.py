@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from ..errors import CanaryError
 
@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_MISMATCH",
     "EXIT_USAGE",
+    "OneLineParser",
     "add_corpus_arguments",
     "add_economy_arguments",
     "add_force_argument",
@@ -49,6 +50,13 @@ EXIT_INTERRUPTED: Final = 130
 
 
 # ----------------------------------------------------------------------------- arguments
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block): ``vocencebench CMD: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _int_at_least(text: str, low: int) -> int:
@@ -105,9 +113,12 @@ def add_economy_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -
 def print_plan(head: str, lines: list[str], *, stop_when_decided: bool, judged: bool) -> int:
     """A dry run's output (``run --dry-run``, ``leaderboard --dry-run``): ``head``, the judge
     plan's ``lines``, then what was not done. Returns the exit status (0)."""
-    print(head)
+    from .._util.text import terminal_safe
+
+    # Plan lines quote system labels and the judge's model name: shown, never obeyed.
+    print(terminal_safe(head))
     for line in lines:
-        print(line)
+        print(terminal_safe(line))
     if stop_when_decided and judged:
         print("--stop-when-decided: judging stops once a verdict cannot change, so the run "
               "may make fewer calls than this")
@@ -185,8 +196,11 @@ def make_probes(*, classifiers: bool, quality: bool = False) -> Any:
 
 
 def err(line: str) -> None:
-    """One line on standard error."""
-    print(line, file=sys.stderr)
+    """One line on standard error; it may name systems and files, so its control
+    characters are shown as escapes (:func:`~vocencebench._util.text.terminal_safe`)."""
+    from .._util.text import terminal_safe
+
+    print(terminal_safe(line), file=sys.stderr)
 
 
 def announce_skipped_canaries(args: argparse.Namespace) -> None:

@@ -30,6 +30,7 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .._util.text import terminal_safe
     from ..cache import check_cache
 
     path = Path(args.path)
@@ -38,10 +39,10 @@ def _check(args: argparse.Namespace) -> int:
     try:
         report = check_cache(path, delete_bad=args.delete_bad)
     except CacheError as exc:
-        print(f"FAILED: {exc}")
+        print(f"FAILED: {terminal_safe(exc)}")
         return 1
     for line in report.lines():
-        print(line)
+        print(terminal_safe(line))
     nbad = sum(report.bad.values())
     if report.ok:
         print(f"OK: {sum(report.rows.values())} rows, every digest matches")

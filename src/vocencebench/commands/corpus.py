@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..corpus import (
     summarize_violations,
     write_corpus,
 )
+from ..errors import ConfigError
 
 __all__ = ["register"]
 
@@ -42,6 +44,10 @@ def register(subparsers: Any) -> None:
                    metavar="F", help="largest share of items (0-1) one four-word instruction "
                                      f"opening may cover (default {MAX_OPENING_SHARE}); "
                                      "1 disables the check")
+    c.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes that check the items of a large corpus (default: the "
+                        "CPUs this process may use; 1 checks in this process; the result is "
+                        "the same)")
     c.set_defaults(func=_check)
 
     h = sub.add_parser("hash", help="print the corpus hash (sha256 of the canonical lines)")
@@ -63,15 +69,28 @@ def register(subparsers: Any) -> None:
     sp.set_defaults(func=_split)
 
 
+def _safe(text: object) -> str:
+    from .._util.text import terminal_safe
+
+    return terminal_safe(text)
+
+
 def _line(v: Violation) -> str:
-    text = str(v)
+    from .._util.text import terminal_safe
+
+    # It quotes the corpus: shown, never obeyed (each field; the tabs between are ours).
+    text = "\t".join(terminal_safe(x) for x in (v.item_id, v.field, v.problem))
     return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _check(args: argparse.Namespace) -> int:
     items = read_corpus(args.file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
-    problems = check_corpus(items, max_opening_share=share)
+    workers = args.workers if args.workers is not None else len(os.sched_getaffinity(0)) \
+        if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, not {workers}")
+    problems = check_corpus(items, max_opening_share=share, workers=workers)
     pin = check_pin(args.file, items)
     if pin is not None:
         problems.insert(0, Violation("-", "pin", pin, "pin"))
@@ -84,7 +103,7 @@ def _check(args: argparse.Namespace) -> int:
     if len(problems) > show:
         print(f"... {len(problems) - show} more violation(s) not listed (--show 0 lists all)")
     for line in summarize_violations(problems):
-        print(f"summary: {line}")
+        print(f"summary: {_safe(line)}")
     blocking = sum(v.kind in RUN_BLOCKING_KINDS for v in problems)
     print(f"FAILED: {len(items)} items, {len(problems)} violations "
           f"({blocking} of them block a run)")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
-from ..scores import decide_scores
+from ..scores import read_scores
 
 __all__ = ["check_against_run", "format_decision", "register", "run"]
 
@@ -57,9 +59,10 @@ def register(subparsers: Any) -> None:
 
 
 def format_decision(d: Decision) -> str:
-    """A short human-readable table plus the decision's audit trail."""
-    la, lb = d.labels
-    head = "tie" if d.winner == "tie" else f"{d.winner} wins"
+    """A short human-readable table plus the decision's audit trail (the names and the
+    reason, which come from the file, through :func:`~vocencebench._util.text.terminal_safe`)."""
+    la, lb = terminal_safe(d.labels[0]), terminal_safe(d.labels[1])
+    head = "tie" if d.winner == "tie" else f"{terminal_safe(d.winner)} wins"
     width = max(len("system"), len(la), len(lb))
     rows = [
         f"verdict: {head}",
@@ -74,7 +77,7 @@ def format_decision(d: Decision) -> str:
         f"  n = {d.n} paired items; {d.n_boot} resamples, seed {d.seed}. A system wins when "
         "the LCB of its lead exceeds the margin set by the other system's mean.",
         "",
-        f"reason: {d.reason}",
+        f"reason: {terminal_safe(d.reason)}",
     ]
     es = d.early_stop
     if es is not None:  # a stopped-early decision: its numbers are intervals
@@ -113,8 +116,12 @@ def check_against_run(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Decide the file named on the command line and print the verdict."""
     check_against_run(args.scores)
-    decision = decide_scores(args.scores, incumbent=args.incumbent, challenger=args.challenger,
-                             allow_incomplete=args.allow_incomplete)
+    # What decide_scores does, keeping the table to say how many S were taken as given.
+    table = read_scores(args.scores)
+    decision = table.pair(args.incumbent, args.challenger,
+                          allow_incomplete=args.allow_incomplete).decide()
+    given = (f"S taken as given for {table.given} of {table.scored} rows: they carry no d "
+             "and gate to recompute it from by the published rule" if table.given else None)
     rob = None
     if getattr(args, "robustness", False):
         from .._report.robustness import summary_lines
@@ -128,8 +135,12 @@ def run(args: argparse.Namespace) -> int:
         if rob is not None:
             out = {"decision": out, "robustness": rob.to_dict()}
         print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
+        if given:  # the JSON stays exactly the Decision record (or decision + robustness)
+            print(f"vocencebench decide: note: {given}", file=sys.stderr)
     else:
         print(format_decision(decision))
         if rob is not None:
             print("\n" + "\n".join(summary_lines(rob)))
+        if given:
+            print(f"\nnote: {given}")
     return 0

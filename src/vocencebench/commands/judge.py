@@ -88,18 +88,27 @@ def _read(path: str) -> bytes:
 
 
 def format_verdict(v: Verdict) -> str:
-    """A short, readable account of a verdict."""
-    head = "tie" if v.winner == "tie" else f"clip {v.winner.upper()} wins"
+    """A short, readable account of a verdict (the judge's own words, which may hold
+    anything, through :func:`~vocencebench._util.text.escape_controls`: line breaks kept,
+    every other control character shown as an escape)."""
+    from .._util.text import escape_controls, terminal_safe
+
+    head = "tie" if v.winner == "tie" else f"clip {terminal_safe(v.winner).upper()} wins"
     note = "" if v.consistent else " (the two orders disagreed)"
+
+    def said(text: str) -> str:
+        return escape_controls(text, keep="\n").replace("\n", "\n   ")
+
     return "\n".join([
-        f"{v.dimension}: {head}{note}",
+        f"{terminal_safe(v.dimension)}: {head}{note}",
         f"  score A {v.score_a:.2f} / 3   score B {v.score_b:.2f} / 3   "
         f"confidence {v.confidence:.2f}",
-        f"  judge {v.model}, prompt {v.prompt_version}, {len(v.raw)} call(s)",
+        f"  judge {terminal_safe(v.model)}, prompt {terminal_safe(v.prompt_version)}, "
+        f"{len(v.raw)} call(s)",
         "",
-        "A: " + v.reasoning_a.replace("\n", "\n   "),
+        "A: " + said(v.reasoning_a),
         "",
-        "B: " + v.reasoning_b.replace("\n", "\n   "),
+        "B: " + said(v.reasoning_b),
     ])
 
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..errors import CanaryError, ConfigError
 from ._common import (
     EXIT_INCOMPLETE,
@@ -198,8 +199,9 @@ def _verify(directory: str) -> int:
     problems = verify(directory)
     if problems:
         for p in problems:
-            print(f"MISMATCH: {p}")
+            print(f"MISMATCH: {terminal_safe(p)}")
         return EXIT_MISMATCH
-    print(f"OK: every cell and the tiers of {directory} were recomputed bit for bit from its "
+    print(f"OK: every cell and the tiers of {terminal_safe(directory)} were recomputed bit "
+          "for bit from its "
           "published scores")
     return 0

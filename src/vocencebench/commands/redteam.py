@@ -69,7 +69,9 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
             progress=not args.quiet, canaries=not args.skip_canaries,
         )
     except CanaryError as exc:  # raised before any clip: nothing to report but the reason
-        print(f"vocencebench redteam: INCOMPLETE: {exc}", file=sys.stderr)
+        from .._util.text import terminal_safe
+
+        print(f"vocencebench redteam: INCOMPLETE: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_INCOMPLETE
     finally:
         probe_log.setLevel(level)

@@ -33,17 +33,27 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Re-render the run directory named on the command line and print its summary."""
-    from ..result import load_run, save_run, verify_run
+    import dataclasses
+    from pathlib import Path
+
+    from ..result import load_run, recompute_decision, save_run, verify_run
 
     h2h = load_run(args.run)
+    # Never copy the stored verdict: recompute it from the per-sample scores, and refuse
+    # (writing nothing, so no checksum is re-issued) a record that says otherwise.
+    decision = recompute_decision(h2h, source=str(Path(args.run) / "run.json"))
+    h2h = dataclasses.replace(h2h, decision=decision)
     torn = verify_run(args.run)
     save_run(h2h, args.run, clips=not args.no_clips, cache=args.cache, k=args.clips,
              labels=args.labels)
     print(h2h.summary())
+    from .._util.text import terminal_safe
+
     if torn:
         # run.json is the record; the other files are re-rendered from it, restoring the set.
         more = f"; and {len(torn) - 3} more" if len(torn) > 3 else ""
-        print(f"\nnote: the saved files did not match run.json ({'; '.join(torn[:3])}{more}); "
+        print(f"\nnote: the saved files did not match run.json "
+              f"({terminal_safe('; '.join(torn[:3]))}{more}); "
               "rewrote them from run.json", file=sys.stderr)
-    print(f"\nreports re-rendered in {args.run}")
+    print(f"\nreports re-rendered in {terminal_safe(args.run)}")
     return 0

@@ -102,8 +102,10 @@ def _execute(args: argparse.Namespace) -> int:
     items, (label_a, label_b), cache = run["items"], run["labels"], run["cache"]
     progress = not args.quiet and sys.stderr.isatty()
     if not args.quiet:
-        print(f"vocencebench: {label_a} vs {label_b} on {len(items)} items "
-              f"(cache: {cache or 'off'})", file=sys.stderr)
+        from .._util.text import terminal_safe as ts
+
+        print(f"vocencebench: {ts(label_a)} vs {ts(label_b)} on {len(items)} items "
+              f"(cache: {ts(cache or 'off')})", file=sys.stderr)
     from ..executor import capped_workers
 
     if args.executor in (None, "", "local") and args.workers is not None:
@@ -123,7 +125,11 @@ def _execute(args: argparse.Namespace) -> int:
     )
     h2h.metadata.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     h2h.metadata["selection"] = run["selection"]
-    path = h2h.save(run["out"])
+    try:
+        path = h2h.save(run["out"])
+    except ConfigError:  # the disk is full, say: the result is still shown, then one line
+        print(h2h.summary())
+        raise
     print(h2h.summary())
     print(f"\nreports: {path}/report.html, report.md, run.json, scores.jsonl")
     if h2h.decision.winner == INCOMPLETE:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
@@ -11,6 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .._util.text import (
+    html_attr_safe,
+    html_safe,
+    markdown_code,
+    markdown_fenced,
+    markdown_safe,
+    terminal_safe,
+)
 from ..charts import svg_open
 from ..errors import ConfigError
 from ._verdict import DEFENDED, NOT_TESTED, VULNERABLE, AttackRow, Duel
@@ -197,15 +204,17 @@ def _cells(row: AttackRow) -> tuple[str, ...]:
 
 
 def render_text(r: RedteamResult) -> str:
-    """The plain-text table (printed by ``vocencebench redteam``)."""
-    rows = [_COLUMNS, *(_cells(x) for x in r.rows)]
+    """The plain-text table (printed by ``vocencebench redteam``); every string from outside
+    through :func:`~vocencebench._util.text.terminal_safe`."""
+    ts = terminal_safe
+    rows = [_COLUMNS, *(tuple(ts(c) for c in _cells(x)) for x in r.rows)]
     widths = [max(len(row[k]) for row in rows) for k in range(len(_COLUMNS) - 1)]
-    lines = [*_header(r), ""]
+    lines = [*(ts(h) for h in _header(r)), ""]
     for row in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True))
                      + "  " + row[-1])
     lines += ["", "why:"]
-    lines += [f"  {x.name}: {x.verdict} — {x.reason}" for x in r.rows]
+    lines += [f"  {ts(x.name)}: {x.verdict} — {ts(x.reason)}" for x in r.rows]
     counts = {v: sum(1 for x in r.rows if x.verdict == v)
               for v in (DEFENDED, VULNERABLE, NOT_TESTED)}
     lines += ["", " · ".join(f"{v} {n}" for v, n in counts.items())
@@ -213,34 +222,34 @@ def render_text(r: RedteamResult) -> str:
     return "\n".join(lines)
 
 
-def _md(text: str) -> str:
-    return html.escape(text, quote=False).replace("|", "\\|")
-
-
 def render_markdown(r: RedteamResult) -> str:
     """redteam.md: the header, the table and the reasons."""
-    out = [f"# vocencebench redteam: {_md(r.configuration.get('reference', {}).get('label', '?'))}",
-           ""]
-    out += [f"> {_md(s)}" for s in _header(r)[1:]]
+    ref = r.configuration.get("reference", {}).get("label", "?")
+    out = [f"# vocencebench redteam: {markdown_safe(ref)}", ""]
+    out += [f"> {markdown_safe(s)}" for s in _header(r)[1:]]
     out += ["", "| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
     for x in r.rows:
         cells = list(_cells(x))
         cells[1] = f"**{cells[1]}**"
-        out.append("| " + " | ".join(_md(c) if k != 1 else c for k, c in enumerate(cells))
+        out.append("| " + " | ".join(markdown_safe(c) if k != 1 else c for k, c in enumerate(cells))
                    + " |")
     out += ["", "## Why", ""]
-    out += [f"- **{_md(x.name)}** ({x.verdict}): {_md(x.reason)}" for x in r.rows]
+    out += [f"- **{markdown_safe(x.name)}** ({x.verdict}): {markdown_safe(x.reason)}"
+            for x in r.rows]
     out += ["", "## What each attack does", ""]
-    out += [f"- **{_md(x.name)}** (base: {_md(x.base_label)}; needs: "
-            f"{', '.join(x.needs)}): {_md(x.summary)}. `{_md(x.system_id)}`" for x in r.rows]
+    out += [f"- **{markdown_safe(x.name)}** (base: {markdown_safe(x.base_label)}; needs: "
+            f"{', '.join(x.needs)}): {markdown_safe(x.summary)}. {markdown_code(x.system_id)}"
+            for x in r.rows]
     out += ["", "Verdict rule: NOT TESTED when an instrument the attack needs is off (never "
             "DEFENDED then); otherwise VULNERABLE when the attacker wins a deciding duel "
             "(LCB of its advantage above the margin), DEFENDED when it ties or loses them all.",
-            "", "## Canaries", "", _md(_canary_line(r)), "", "```json",
-            json.dumps(r.canaries, indent=2, sort_keys=True, ensure_ascii=False), "```",
-            "", "## Configuration", "", "```json",
-            json.dumps({"configuration": r.configuration, "timings": r.timings}, indent=2,
-                       sort_keys=True, ensure_ascii=False), "```", ""]
+            "", "## Canaries", "", markdown_safe(_canary_line(r)), "",
+            markdown_fenced(json.dumps(r.canaries, indent=2, sort_keys=True,
+                                       ensure_ascii=False), "json"),
+            "", "## Configuration", "",
+            markdown_fenced(json.dumps({"configuration": r.configuration,
+                                        "timings": r.timings}, indent=2, sort_keys=True,
+                                       ensure_ascii=False), "json"), ""]
     return "\n".join(out)
 
 
@@ -295,10 +304,10 @@ def _lcb_svg(r: RedteamResult) -> str:
         x0 = mid if v >= 0 else mid - w
         col = _OUTCOME_COL.get(d.outcome, "#9ca3af")
         parts.append(f'<text x="{left - 6}" y="{y + bar - 3}" font-size="11" '
-                     f'text-anchor="end">{html.escape(name)} vs '
-                     f'{html.escape(d.opponent_label)}</text>'
+                     f'text-anchor="end">{html_attr_safe(name)} vs '
+                     f'{html_attr_safe(d.opponent_label)}</text>'
                      f'<rect x="{x0:.1f}" y="{y}" width="{max(w, 1.0):.1f}" height="{bar}" '
-                     f'fill="{col}"><title>{html.escape(d.brief())}</title></rect>')
+                     f'fill="{col}"><title>{html_attr_safe(d.brief())}</title></rect>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -307,31 +316,31 @@ def render_html(r: RedteamResult) -> str:
     """redteam.html: one self-contained page (inline CSS and SVG, nothing fetched); each row
     coloured by its verdict."""
     ref = r.configuration.get("reference", {}).get("label", "?")
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in (*_COLUMNS, "why"))
+    head = "".join(f"<th>{html_safe(c)}</th>" for c in (*_COLUMNS, "why"))
     body = []
     for x in r.rows:
         bg, ink = _VERDICT_STYLE.get(x.verdict, ("#ffffff", "#6b7280"))
         cells = _cells(x)
         body.append(
             f'<tr class="row {x.verdict.lower().replace(" ", "-")}" style="background:{bg}">'
-            f"<th>{html.escape(cells[0])}</th>"
-            f'<td class="verdict" style="background:{ink}">{html.escape(cells[1])}</td>'
-            + "".join(f"<td>{html.escape(c)}</td>" for c in cells[2:])
-            + f'<td class="reason">{html.escape(x.reason)}</td></tr>')
-    legend = "".join(f'<span style="background:{ink}"></span>{html.escape(v)}'
+            f"<th>{html_safe(cells[0])}</th>"
+            f'<td class="verdict" style="background:{ink}">{html_safe(cells[1])}</td>'
+            + "".join(f"<td>{html_safe(c)}</td>" for c in cells[2:])
+            + f'<td class="reason">{html_safe(x.reason)}</td></tr>')
+    legend = "".join(f'<span style="background:{ink}"></span>{html_safe(v)}'
                      for v, (_, ink) in _VERDICT_STYLE.items())
     meta = json.dumps({"configuration": r.configuration, "timings": r.timings}, indent=2,
                       sort_keys=True, ensure_ascii=False)
     status = "\n".join(line.strip() for line in _header(r)[1:])
-    attacks = "".join(f"<li><b>{html.escape(x.name)}</b> (base {html.escape(x.base_label)};"
-                      f" needs {html.escape(', '.join(x.needs))}): {html.escape(x.summary)}"
-                      f" — <code>{html.escape(x.system_id)}</code></li>" for x in r.rows)
+    attacks = "".join(f"<li><b>{html_safe(x.name)}</b> (base {html_safe(x.base_label)};"
+                      f" needs {html_safe(', '.join(x.needs))}): {html_safe(x.summary)}"
+                      f" — <code>{html_safe(x.system_id)}</code></li>" for x in r.rows)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>vocencebench redteam: {html.escape(ref)}</title>
+<title>vocencebench redteam: {html_attr_safe(ref)}</title>
 <style>{_CSS}</style></head><body>
-<h1>vocencebench redteam: {html.escape(_header(r)[0].split(' — ', 1)[-1])}</h1>
-<div class="status">{html.escape(status)}</div>
+<h1>vocencebench redteam: {html_safe(_header(r)[0].split(' — ', 1)[-1])}</h1>
+<div class="status">{html_safe(status)}</div>
 <h2>Attacks and verdicts</h2>
 <div class="legend">{legend}</div>
 <table><tr>{head}</tr>{''.join(body)}</table>
@@ -341,9 +350,9 @@ advantage clears the margin), DEFENDED when it ties or loses every deciding duel
 <h2>LCB of the attacker's advantage against the margin</h2>
 {_lcb_svg(r)}
 <h2>What each attack does</h2><ul>{attacks}</ul>
-<h2>Canaries</h2><p>{html.escape(_canary_line(r))}</p>
-<pre>{html.escape(json.dumps(r.canaries, indent=2, sort_keys=True, ensure_ascii=False))}</pre>
-<h2>Configuration</h2><pre>{html.escape(meta)}</pre>
+<h2>Canaries</h2><p>{html_safe(_canary_line(r))}</p>
+<pre>{html_safe(json.dumps(r.canaries, indent=2, sort_keys=True, ensure_ascii=False))}</pre>
+<h2>Configuration</h2><pre>{html_safe(meta)}</pre>
 </body></html>
 """
 

@@ -25,7 +25,7 @@ from .._util.closing import Closing
 from .._util.http import HttpClient, HTTPFailure, HttpResponse, check_credentials
 from .._util.retry import RateLimiter
 from ..errors import BudgetExceededError, ConfigError, JudgeError, JudgeResponseError
-from ..redact import redact, register_secret, register_url_secrets, safe_url
+from ..redact import check_key, redact, register_secret, register_url_secrets, safe_url
 from ._metering import Meter, Metered
 from ._options import BackendOptions, OptionView
 from ._types import (
@@ -65,6 +65,7 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         if not model:
             raise ConfigError("a judge backend needs a model name")
         register_secret(api_key)
+        check_key(api_key, source=f"the {self.kind} judge's api_key")
         register_url_secrets(base_url)
         check_credentials(base_url, has_key=bool(api_key))
         self.model = model

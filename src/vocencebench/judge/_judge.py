@@ -50,7 +50,7 @@ from ..prompts import (
     parse_answer,
     parse_combined_answer,
 )
-from ..redact import redact, safe_url
+from ..redact import check_key, redact, safe_url
 from ..schema import Verdict
 from ..traits import TRAITS, TraitRegistry
 from ._aggregate import ORDERS, DimensionJudgement, Order, SingleJudgement, aggregate
@@ -88,7 +88,21 @@ def _key_from_env(name: str | None) -> str | None:
     key = os.environ.get(name)
     if not key:
         raise ConfigError(f"environment variable {name} is not set or empty")
-    return key
+    return check_key(key, source=f"environment variable {name}")
+
+
+def _gemini_key(api_key: str | None, api_key_env: str | None) -> str | None:
+    """The Gemini key: ``api_key``, else the variable ``api_key_env`` names, else
+    ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY`` — checked, and named by where it came from."""
+    if api_key:
+        return check_key(api_key, source="api_key=")
+    if api_key_env:
+        return _key_from_env(api_key_env)
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        key = os.environ.get(name)
+        if key:
+            return check_key(key, source=f"environment variable {name}")
+    return None
 
 
 def _split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
@@ -186,8 +200,7 @@ class Judge(Closing):
         """
         judge_kw, hooks, backend_kw = _split_settings(settings)
         opts = BackendOptions.build(options, **backend_kw)
-        key = (api_key or _key_from_env(opts.api_key_env) or os.environ.get("GEMINI_API_KEY")
-               or os.environ.get("GOOGLE_API_KEY"))
+        key = _gemini_key(api_key, opts.api_key_env)
         if not key:
             raise ConfigError(
                 "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, "
@@ -216,7 +229,7 @@ class Judge(Closing):
         """
         judge_kw, hooks, backend_kw = _split_settings(settings)
         opts = BackendOptions.build(options, **backend_kw)
-        key = api_key or _key_from_env(opts.api_key_env)
+        key = check_key(api_key, source="api_key=") or _key_from_env(opts.api_key_env)
         backend = OpenAIChatBackend(base_url, model, key, options=opts, **hooks)
         return cls(backend, **judge_kw)
 

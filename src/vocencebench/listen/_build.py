@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._report.escape import clean_text
+from .._util.text import terminal_safe
 from ..clips import encode_flac, find_cache, open_for_reading, read_clip
 from ..constants import LISTEN_ITEMS, LISTEN_SEED
 from ..errors import ConfigError, VocenceError
@@ -281,9 +281,9 @@ def build_listening_test(
             names.append(name)
         p = pairs[i]
         trials.append(Trial(n, p.item.id, i, swap))
-        records.append({"n": n, "id": clean_text(p.item.id),
-                        "instruction": clean_text(p.item.instruction),
-                        "text": clean_text(p.item.text), "left": names[0], "right": names[1],
+        records.append({"n": n, "id": terminal_safe(p.item.id),
+                        "instruction": terminal_safe(p.item.instruction),
+                        "text": terminal_safe(p.item.text), "left": names[0], "right": names[1],
                         "swap": swap})
     ident = hashlib.sha256(json.dumps(
         [seed, items, list(questions), [t.item for t in trials]]).encode()).hexdigest()[:16]

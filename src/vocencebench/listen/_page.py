@@ -1,7 +1,7 @@
 """The listening page: one HTML file with its CSS and script inline (shipped as
 ``assets/listen.css`` and ``assets/listen.js``), and the test's data in
 a ``<script type="application/json">`` element (escaped by
-:func:`~vocencebench._report.escape.json_for_script`). The script writes every text with
+:func:`~vocencebench._util.text.json_for_script`). The script writes every text with
 ``textContent`` (never ``innerHTML``), so an item's script or instruction stays inert, and
 isolates it with ``dir="auto"`` + ``unicode-bidi: isolate``.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 from importlib.resources import files
 
-from .._report.escape import json_for_script
+from .._util.text import json_for_script
 
 __all__ = ["render_page"]
 

@@ -1,13 +1,29 @@
 """Guard for command systems: ``python -I -S _cmdguard.py LIFELINE_FD -- ARGV...``.
 
-:class:`vocencebench.adapters.CommandAdapter` starts this file (built-in modules only, so it
-starts as fast as Python can) as the leader of a new session and process group; it runs the
-command in that group and waits for it. ``LIFELINE_FD`` is the read end of a pipe whose
-write end only the calling process holds: when the caller goes away — even by SIGKILL — the
-pipe reaches end-of-file and the guard kills its whole group, grandchildren included. On a
-timeout the caller kills the group itself. SIGTERM, SIGHUP and SIGINT sent to the guard kill
-the group too. The guard exits with the command's status (a command killed by signal N ends
-the guard by signal N).
+:class:`vocencebench.adapters.CommandAdapter` starts this file (standard-library modules
+only, so it starts as fast as Python can) as the leader of a new session and process group;
+it runs the command in that group and waits for it. Nothing the command starts may outlive
+it:
+
+* **When the command exits** (any status), every process it left behind is killed before the
+  guard exits with the command's status: a background child (``cmd &``, ``(cmd &)``,
+  ``nohup cmd &``) and everything below it. On Linux the guard is a *child subreaper*
+  (``PR_SET_CHILD_SUBREAPER``): an orphaned descendant is re-parented to the guard instead of
+  to init, even one that left the group and the session with ``setsid``, so the guard kills
+  its children, then the orphans that their deaths hand over, until it has no child left —
+  and with a subreaper, no child means no descendant. The caller then kills the group once
+  more before it reaps the guard (:mod:`vocencebench.systems.command`), which catches
+  whatever is still in the group on systems without a subreaper.
+* **When the caller goes away** — even by SIGKILL: ``LIFELINE_FD`` is the read end of a pipe
+  whose write end only the calling process holds; at end-of-file the guard kills everything
+  as above and then its whole group.
+* **On SIGTERM, SIGHUP or SIGINT** (the caller's timeout and interrupt send SIGTERM): the
+  same.
+
+The guard exits with the command's status (a command killed by signal N ends the guard by
+signal N). What no guard can stop: a process that is no descendant (a command that asks
+another service — ``systemd-run``, ``at``, a container daemon, ``ssh`` — to start one), and,
+off Linux, a descendant that calls ``setsid`` (docs/adapters.md, "Process hygiene").
 """
 
 from __future__ import annotations
@@ -17,23 +33,95 @@ import os
 import select
 import signal
 import sys
+import time
 from types import FrameType
 
 _STOP = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_PR_SET_CHILD_SUBREAPER = 36
+#: Rounds of "kill every child, reap" before giving up on a descendant that keeps forking.
+_MAX_ROUNDS = 10_000
+#: Seconds a round waits for a killed child to be reaped before looking again.
+_ROUND_S = 0.002
+
+_subreaper = False
+
+
+def _become_subreaper() -> bool:
+    """Adopt this process's orphaned descendants (Linux ≥ 3.4); False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0,
+                                                           0)) == 0
+    except (OSError, AttributeError, ImportError):  # pragma: no cover - exotic libc
+        return False
+
+
+def _children() -> list[int]:
+    """The live children of this process (which, as a subreaper, are all that is left of
+    its descendants' tops). Reads /proc; the per-thread ``children`` file when the kernel
+    has it, else every process's ``stat``."""
+    me = os.getpid()
+    with contextlib.suppress(OSError, ValueError), \
+            open(f"/proc/{me}/task/{me}/children", "rb") as f:
+        return [int(p) for p in f.read().split()]
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        fields = raw[raw.rindex(b")") + 2:].split()
+        if int(fields[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def _reap() -> bool:
+    """Reap every child that has ended; False once this process has no child at all."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def _end_descendants() -> None:
+    """Kill every descendant left (subreaper only), until this process has no child."""
+    if not _subreaper:
+        return
+    for _ in range(_MAX_ROUNDS):
+        if not _reap():
+            return  # no child, and so (as a subreaper) no descendant
+        for pid in _children():
+            # A child is ours until we reap it, so its pid cannot have been reused.
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(_ROUND_S)
 
 
 def _kill_group(signum: int = 0, frame: FrameType | None = None) -> None:
-    os.killpg(0, signal.SIGKILL)  # the guard is in the group too
+    _end_descendants()
+    os.killpg(0, signal.SIGKILL)  # the rest of the group, the guard too
     os._exit(128 + signal.SIGKILL)  # pragma: no cover - not reached
 
 
 def main(argv: list[str]) -> int:
+    global _subreaper
     if len(argv) < 3 or argv[1] != "--":
         sys.stderr.write("usage: _cmdguard.py LIFELINE_FD -- ARGV...\n")
         return 2
     lifeline, cmd = int(argv[0]), argv[2:]
     if os.getpgrp() != os.getpid():  # not started as a group leader: become one, so that
         os.setsid()  # killing "our group" never reaches the caller's
+    _subreaper = _become_subreaper()
     for sig in _STOP:
         signal.signal(sig, _kill_group)
     # SIGCHLD wakes the select below through this pipe (no polling, no lost wake-ups).
@@ -51,15 +139,30 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             os.write(2, f"cannot run {cmd[0]}: {exc.strerror or exc}\n".encode())
         os._exit(127)
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
+    status: int | None = None
+    while status is None:
+        # Reap whatever has ended (orphans handed to the subreaper too, so none lingers as
+        # a zombie while the command runs); the command's own end stops the wait.
+        while True:
+            try:
+                done, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:  # pragma: no cover - the command is a child until reaped
+                break
+            if done == 0:
+                break
+            if done == pid:
+                status = st
+        if status is not None:
             break
         ready, _, _ = select.select([lifeline, wake_r], [], [])
         if lifeline in ready and not os.read(lifeline, 1):
             _kill_group()  # the caller is gone
         if wake_r in ready:
             os.read(wake_r, 512)
+    # The command is over: nothing it started may outlive it.
+    for sig in _STOP:  # from here the guard finishes its own clean-up
+        signal.signal(sig, signal.SIG_IGN)
+    _end_descendants()
     code = os.waitstatus_to_exitcode(status)
     if code < 0:  # end the same way, so the caller sees the signal
         with contextlib.suppress(OSError, ValueError):  # SIGKILL keeps its default anyway

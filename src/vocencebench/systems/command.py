@@ -1,8 +1,10 @@
 """Command-line systems: one command per item, in a process group of its own.
 
 The command runs under a small guard script (``_cmdguard.py`` beside this file, started by
-path as ``python -I -S``) that kills the whole group when the calling process dies; a timeout
-or an interrupted run kills the group from here (:func:`kill_running_commands`).
+path as ``python -I -S``) that ends every process the command leaves behind when it exits,
+and the whole group when the calling process dies; a timeout or an interrupted run stops the
+group from here (:func:`kill_running_commands`), and after every command the group is killed
+once more before the guard is reaped.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from ..errors import ConfigError, SynthesisError
@@ -55,29 +58,70 @@ def _stderr_tail(path: str, lines: int = 3) -> str:
     return " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
-    """``proc.wait(timeout)`` without its polling (which adds up to 50 ms per call): a pidfd
-    becomes readable the moment the process exits (Linux ≥ 5.3)."""
+#: Seconds the guard gets, after SIGTERM (a timeout, an interrupt), to end the command and
+#: everything below it before the caller kills the whole group itself.
+GUARD_GRACE_S = 5.0
+
+
+def _exited(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait until ``proc`` has exited, *without reaping it*, at most ``timeout`` seconds
+    (None: no limit); False when it is still running.
+
+    An exited but unreaped guard is a zombie whose pid — the id of the command's process
+    group — the kernel cannot hand to another process, so the group can still be killed by
+    that id safely. A pidfd becomes readable the moment the process exits (Linux ≥ 5.3, no
+    polling); elsewhere ``waitid(WNOWAIT)`` is polled, and where even that is missing
+    (macOS) the process is reaped by ``wait`` (the group id is then reserved only while the
+    group has members).
+    """
     pidfd_open = getattr(os, "pidfd_open", None)
     fd = None
     if pidfd_open is not None:
         with contextlib.suppress(OSError):
             fd = pidfd_open(proc.pid)
-    if fd is None:
-        return proc.wait(timeout=timeout)
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
-    if not ready:
-        raise subprocess.TimeoutExpired(proc.args, timeout)
+    if fd is not None:
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        return bool(ready)
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            if waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # already reaped (by another thread's wait)
+            return True
+        if end is not None and time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
+
+
+def _reap(proc: subprocess.Popen[bytes], grouped: bool) -> int:
+    """The guard has exited: kill whatever is still in its group (a background child of the
+    command, on a system where the guard cannot adopt orphans), then reap the guard."""
+    if grouped:
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
     return proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grouped: bool) -> None:
-    """Kill the command and everything it started (its process group), then reap it."""
+    """Stop the command and everything it started: ask the guard (SIGTERM), which kills the
+    command's descendants — those that left the group with ``setsid`` too, on Linux — and
+    then its group; kill the group from here if the guard has not exited within
+    :data:`GUARD_GRACE_S`; then reap."""
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
         if grouped:
+            os.kill(proc.pid, signal.SIGTERM)
+            _exited(proc, GUARD_GRACE_S)
             os.killpg(proc.pid, signal.SIGKILL)
         else:
             proc.kill()
@@ -94,11 +138,15 @@ class CommandAdapter:
     caps the clip it writes (checked before reading; default :data:`CLIP_MAX_BYTES`).
 
     Process hygiene (POSIX): the command runs in a session and process group of its own under
-    a small guard (:mod:`vocencebench.systems._cmdguard`). On a timeout, or when the caller is
-    interrupted, the whole group is killed, grandchildren included; when the calling process
-    dies (even by SIGKILL) the guard kills the group. Its stdin is empty, its stdout
-    discarded and only the last lines of its stderr kept for the failure reason. A command
-    that moves itself into a new session (``setsid``) escapes the group.
+    a small guard (:mod:`vocencebench.systems._cmdguard`). When the command exits — success
+    or failure — every process it left behind is killed (``cmd &``, ``nohup cmd &``; on Linux
+    also one that moved to a new session with ``setsid``, which the guard adopts as child
+    subreaper), and the group is killed once more before the guard is reaped. On a timeout, or
+    when the caller is interrupted, the same happens at once; when the calling process dies
+    (even by SIGKILL) the guard kills the group. Its stdin is empty, its stdout discarded and
+    only the last lines of its stderr kept for the failure reason. What escapes: a process
+    that is not a descendant (one started for the command by another service), and off
+    Linux a descendant that calls ``setsid``.
     """
 
     def __init__(self, template: str, *, timeout: float = 300.0, name: str | None = None,
@@ -157,12 +205,12 @@ class CommandAdapter:
                 with _running_lock:
                     _running.add(entry)
                 try:
-                    return _wait(proc, self.timeout)
-                except subprocess.TimeoutExpired:
-                    _kill_group(proc, grouped)
-                    raise SynthesisError(
-                        f"command timed out after {self.timeout:g} s: {argv[0]}"
-                    ) from None
+                    if not _exited(proc, self.timeout):
+                        _kill_group(proc, grouped)
+                        raise SynthesisError(
+                            f"command timed out after {self.timeout:g} s: {argv[0]}")
+                    # Exited, whatever its status: nothing it started may outlive it.
+                    return _reap(proc, grouped)
                 except BaseException:  # Ctrl-C, an error here: take the command along
                     _kill_group(proc, grouped)
                     raise

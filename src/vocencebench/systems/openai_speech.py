@@ -61,7 +61,7 @@ class OpenAISpeechAdapter:
         from .._util.http import HttpClient, check_credentials
         from .._util.retry import RateLimiter, RetryPolicy
         from ..audio import DEFAULT_MAX_BYTES
-        from ..redact import register_secret, register_url_secrets, safe_url
+        from ..redact import check_key, register_secret, register_url_secrets, safe_url
 
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must start with http:// or https://, got "
@@ -74,6 +74,8 @@ class OpenAISpeechAdapter:
         self.response_format = response_format
         self._key = api_key if api_key is not None else os.environ.get(api_key_env)
         register_secret(self._key)
+        check_key(self._key, source="api_key=" if api_key is not None
+                  else f"environment variable {api_key_env}")
         check_credentials(base_url, has_key=bool(self._key))
         self.system_id = f"openai-speech:{self.base_url}#{model}#{voice}"
         self._http = HttpClient(

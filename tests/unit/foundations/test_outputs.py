@@ -88,34 +88,39 @@ def _set_state(d: Path) -> str:
     return json.loads((d / "run.json").read_text())["generation"]
 
 
-def _dies_after(n: int, real: Callable[..., None]) -> Callable[..., None]:
+def _dies_after(n: int, real: Callable[..., object]) -> Callable[..., object]:
     calls = [0]
 
-    def dying(path: os.PathLike[str], data: bytes | str) -> None:
+    def dying(*args: object) -> object:
         calls[0] += 1
         if calls[0] > n:
             raise KeyboardInterrupt  # the process dies here
-        real(path, data)
+        return real(*args)
 
     return dying
 
 
+@pytest.mark.parametrize("step", ["write_temporary", "replace"])
 def test_a_save_killed_at_any_step_leaves_the_old_set_none_or_the_new_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str,
 ) -> None:
     files_old = {"scores.jsonl": "old scores\n", "report.md": "old", "report.html": "old"}
     files_new = {"scores.jsonl": "new scores\n", "report.md": "new", "report.html": "new"}
-    real = outputs.atomic_write
+    where = outputs if step == "write_temporary" else os
+    real = getattr(where, step)
     seen: set[str] = set()
-    for kill_at in range(10):
+    for kill_at in range(6):
         d = tmp_path / f"k{kill_at}"
         write_set(d, files_old, manifest_name="run.json", manifest={"generation": "old"})
-        monkeypatch.setattr(outputs, "atomic_write", _dies_after(kill_at, real))
+        monkeypatch.setattr(where, step, _dies_after(kill_at, real))
         with contextlib.suppress(KeyboardInterrupt):
             write_set(d, files_new, manifest_name="run.json", manifest={"generation": "new"})
-        monkeypatch.setattr(outputs, "atomic_write", real)
+        monkeypatch.setattr(where, step, real)
         seen.add(_set_state(d))
-    assert seen == {"none", "new"}  # the old manifest goes first, the new one comes last
+        assert not [p.name for p in d.iterdir() if p.name.endswith(".tmp")]
+    # Killed while the temporaries are written: the old set, untouched. Killed between the
+    # renames: no manifest (it goes first, the new one comes last). Never a torn set.
+    assert seen == ({"old", "new"} if step == "write_temporary" else {"none", "new"})
 
 
 def test_a_real_sigkill_during_saves_never_leaves_a_torn_set(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ def test_table_json_and_markdown(tmp_path: Path) -> None:
     assert back.to_dict() == r.to_dict()
     md = (out / "redteam.md").read_text(encoding="utf-8")
     assert "| noise | **VULNERABLE** | flat |" in md
-    assert "&lt;things&gt; \\| pipes" in md  # escaped: no raw HTML, no broken table
+    assert "&lt;things> \\| pipes" in md  # escaped: no raw HTML, no broken table
     # rewriting replaces the files whole
     result(row("noise", DEFENDED, ("lost", "lost"))).save(out)
     assert json.loads((out / "redteam.json").read_text())["verdicts"] == {"noise": DEFENDED}
