@@ -213,3 +213,16 @@ def test_a_stopped_run_says_why_it_has_no_robustness_section(tmp_path: Path) -> 
     assert run["robustness"] == rob.to_dict()
     assert robustness_of_file(out / "scores.jsonl").to_dict() == rob.to_dict()
     assert "the judge stopped early" in (out / "report.md").read_text()
+
+
+def test_report_recomputes_a_stopped_run_to_its_own_decision(tmp_path: Path) -> None:
+    """``vocencebench report`` never copies a verdict (issue 25): it recomputes it from the
+    per-sample scores. A stopped run's unjudged samples are intervals, and the recomputation
+    gives back exactly the decision the run published (its early-stopping proof included)."""
+    from vocencebench.result import recompute_decision
+
+    h, _ = _duel(True)
+    assert h.decision.early_stop is not None
+    out = h.save(tmp_path / "run")
+    back = load_run(out)
+    assert recompute_decision(back, source=str(out / "run.json")) == h.decision
