@@ -207,7 +207,8 @@ def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) 
         shown = b.js("[...document.querySelectorAll('bdi')].map(e => e.textContent)"
                      ".filter(t => t.includes('window.__pwned = 1'))")
         assert shown and all("\x07" not in t and "\x00" not in t for t in shown)
-        assert "\u202e" in shown[0]  # kept, but isolated inside its <bdi>
+        # The override is shown as a visible escape (never applied), inside its <bdi>.
+        assert "\\u202e" in shown[0] and "\u202e" not in shown[0]
         b.goto((site["test"].directory / "index.html").resolve().as_uri())
         b.js("document.getElementById('rater').focus()")
         b.type_text("x")

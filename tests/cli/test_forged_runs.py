@@ -26,13 +26,18 @@ from vocencebench.cli import main
 from vocencebench.result import save_run, verify_run
 
 
+def _files(d: Path) -> dict[str, bytes]:
+    """Every file under ``d`` (the exported clips too) -> its bytes."""
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
 def _edit(d: Path, change: Any) -> dict[str, bytes]:
     """Apply ``change`` to run.json's object and save it; the directory's bytes after."""
     path = d / "run.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+    return _files(d)
 
 
 def _forge_winner_and_a_scores(data: dict[str, Any]) -> None:
@@ -80,7 +85,7 @@ def test_report_refuses_a_forged_run_and_writes_nothing(
     for field in named:
         assert field in lines[0], (field, lines[0])
     assert "wins" not in out.out  # no summary re-published
-    assert {p.name: p.read_bytes() for p in sorted(tmp_path.iterdir())} == before
+    assert _files(tmp_path) == before
 
 
 def test_report_re_renders_an_honest_run(tmp_path: Path,
@@ -116,7 +121,7 @@ def test_the_audits_forgery_through_the_real_cli(tmp_path: Path) -> None:
     assert rep.returncode == 2, rep.stdout[-2000:] + rep.stderr[-2000:]
     assert "espeak-flat wins" not in rep.stdout
     assert len(rep.stderr.strip().splitlines()) == 1, rep.stderr
-    assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == before
+    assert _files(out) == before
     # scores.jsonl was not rewritten, so it still matches the checksum run.json records
     # for it, and decides as the run did
     dec = cli("decide", str(out / "scores.jsonl"), "--json")

@@ -3,15 +3,16 @@ behaved (:func:`vocencebench.judge_audit.judge_behaviour`), as summary lines, Ma
 HTML, and the record run.json keeps (:func:`behaviour_record`).
 
 Labels and reasons are untrusted text: the Markdown goes through the escaping function the
-caller passes (``md``, :mod:`vocencebench.report`'s), the HTML through :func:`html.escape`.
+caller passes (``md``, :mod:`vocencebench.report`'s), the HTML through
+:func:`~vocencebench._util.text.html_safe`.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._util.text import html_safe
 from ..judge_audit import BehaviourRow, JudgeBehaviour, judge_behaviour
 
 if TYPE_CHECKING:
@@ -135,10 +136,10 @@ def judge_markdown(h: Head2Head, md: Callable[[str], str]) -> list[str]:
 
 
 def _table(head: tuple[str, ...], rows: list[list[str]]) -> str:
-    parts = ["<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"]
+    parts = ["<table><tr>" + "".join(f"<th>{html_safe(c)}</th>" for c in head) + "</tr>"]
     for r in rows:
-        parts.append("<tr><th>" + html.escape(r[0]) + "</th>"
-                     + "".join(f"<td>{html.escape(c)}</td>" for c in r[1:]) + "</tr>")
+        parts.append("<tr><th>" + html_safe(r[0]) + "</th>"
+                     + "".join(f"<td>{html_safe(c)}</td>" for c in r[1:]) + "</tr>")
     parts.append("</table>")
     return "".join(parts)
 
@@ -152,10 +153,10 @@ def judge_html(h: Head2Head) -> str:
 def behaviour_html(b: JudgeBehaviour, es: list[str] | None = None) -> str:
     """A "The judge" HTML section (every text escaped)."""
     es = es or []
-    warn = "".join(f'<div class="banner">{html.escape(w)}</div>' for w in b.warnings)
-    stop = (f'<p class="reason">{html.escape(chr(10).join(x.strip() for x in es))}</p>'
+    warn = "".join(f'<div class="banner">{html_safe(w)}</div>' for w in b.warnings)
+    stop = (f'<p class="reason">{html_safe(chr(10).join(x.strip() for x in es))}</p>'
             if es else "")
-    notes = "".join(f"<p class=\"note\">{html.escape(n)}.</p>" for n in b.notes)
+    notes = "".join(f"<p class=\"note\">{html_safe(n)}.</p>" for n in b.notes)
     return (f"<h2>The judge</h2>{stop}{warn}<p>Order-swap disagreement: the share of pairs "
             "whose winner changed when the clips were played the other way round (the "
             f"position bias; a WARNING above {100 * b.threshold:.0f} %).</p>"

@@ -7,7 +7,6 @@ it feeds back into a score or the decision.
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -67,8 +66,8 @@ def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
                         for row in body)
     section = (f'<h2 id="human-labels">Human labels (diagnostic)</h2>'
                f'<div class="banner" style="background:#eef2ff;border-color:#6366f1">'
-               f"{html.escape(_NOTE)}</div><table><tr>"
-               + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"
+               f"{html_safe(_NOTE)}</div><table><tr>"
+               + "".join(f"<th>{html_safe(c)}</th>" for c in head) + "</tr>"
                + rows_html + f"</table><p>{html_safe(tail)}</p>")
     md = ["## Human labels (diagnostic)", "", f"> **{markdown_safe(_NOTE)}**", "",
           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -9,11 +9,10 @@ a system, the transcriber or the judge goes through :func:`~._util.text.html_saf
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._util.text import html_safe, markdown_safe
+from .._util.text import html_attr_safe, html_safe, markdown_safe
 
 if TYPE_CHECKING:
     from ..clips import ClipSelection, ExportedClips
@@ -43,12 +42,12 @@ def _side_html(pair: PairResult, side: str, label: str, score: SampleScore,
                an: ClipAnalysis, clips: ExportedClips) -> str:
     f = clips.files.get((pair.item.id, side))
     if f is not None:
-        player = (f'<audio controls preload="metadata" src="{html.escape(f.path)}" '
+        player = (f'<audio controls preload="metadata" src="{html_attr_safe(f.path)}" '
                   f'data-duration="{f.duration:.6f}" data-side="{side}"></audio>')
     else:
         why = clips.missing.get((pair.item.id, side), "no clip")
         player = f'<p class="miss">no clip to play: {html_safe(why)}</p>'
-    lines = [f"<strong>{html.escape(label)}</strong> ({side}) — S {_fmt(score.S)}"]
+    lines = [f"<strong>{html_safe(label)}</strong> ({side}) — S {_fmt(score.S)}"]
     if an.failure:
         lines.append(f'<span class="miss">failed: {html_safe(an.failure)}</span>')
     if an.wer is not None or an.asr_engine:
@@ -63,8 +62,8 @@ def _dims_html(pair: PairResult, labels: tuple[str, str], order: Sequence[str]) 
     dims += sorted((set(pair.a.d) | set(pair.b.d)) - set(dims))
     if not dims:
         return ""
-    rows = [f"<table><tr><th>dimension</th><th>requested</th><th>d {html.escape(labels[0])}"
-            f"</th><th>d {html.escape(labels[1])}</th></tr>"]
+    rows = [f"<table><tr><th>dimension</th><th>requested</th><th>d {html_safe(labels[0])}"
+            f"</th><th>d {html_safe(labels[1])}</th></tr>"]
     for dim in dims:
         cells = []
         for s, an in ((pair.a, pair.analysis_a), (pair.b, pair.analysis_b)):
@@ -72,7 +71,7 @@ def _dims_html(pair: PairResult, labels: tuple[str, str], order: Sequence[str]) 
             got = f" ({html_safe(r.label)})" if r is not None and r.label else ""
             cells.append(f"<td>{_fmt(s.d.get(dim))}{got}</td>")
         req = pair.item.traits.get(dim, "")
-        rows.append(f"<tr><th>{html.escape(dim)}</th><td>{html_safe(req)}</td>"
+        rows.append(f"<tr><th>{html_safe(dim)}</th><td>{html_safe(req)}</td>"
                     f"{''.join(cells)}</tr>")
     rows.append("</table>")
     return "".join(rows)
@@ -82,11 +81,11 @@ def _judge_html(pair: PairResult, labels: tuple[str, str]) -> str:
     out = []
     for dim, v in pair.verdicts.items():
         swap = "" if v.consistent else " — the two orders disagreed"
-        out.append(f"<div class=\"judge\"><b>judge on {html.escape(dim)}</b>: "
-                   f"{html.escape(labels[0])} {v.score_a:.2f}, {html.escape(labels[1])} "
-                   f"{v.score_b:.2f}, winner {html.escape(v.winner)}{swap}<br>"
-                   f"{html.escape(labels[0])}: {html_safe(v.reasoning_a)}<br>"
-                   f"{html.escape(labels[1])}: {html_safe(v.reasoning_b)}</div>")
+        out.append(f"<div class=\"judge\"><b>judge on {html_safe(dim)}</b>: "
+                   f"{html_safe(labels[0])} {v.score_a:.2f}, {html_safe(labels[1])} "
+                   f"{v.score_b:.2f}, winner {html_safe(v.winner)}{swap}<br>"
+                   f"{html_safe(labels[0])}: {html_safe(v.reasoning_a)}<br>"
+                   f"{html_safe(labels[1])}: {html_safe(v.reasoning_b)}</div>")
     return "".join(out)
 
 
@@ -100,7 +99,7 @@ def listening_html(pairs: Sequence[PairResult], labels: tuple[str, str],
     soundfile, no selection). ``heading`` and its ``level`` (2: a report's section; 3: one
     pair of a leaderboard, whose groups are then level 4)."""
     ident = ' id="listening"' if level == 2 else ""
-    head = f"<h{level}{ident}>{html.escape(heading)}</h{level}>"
+    head = f"<h{level}{ident}>{html_safe(heading)}</h{level}>"
     if unavailable is not None or selection is None or clips is None:
         return f'{head}<p class="miss">{html_safe(unavailable or "clips: not exported")}</p>'
     if not selection.picks:
@@ -117,17 +116,17 @@ def listening_html(pairs: Sequence[PairResult], labels: tuple[str, str],
     if clips.note:
         parts.append(f'<p class="miss">{html_safe(clips.note)}</p>')
     for g, n in selection.omitted.items():
-        parts.append(f'<p class="miss">{n} more item(s) of group "{html.escape(g)}" are not '
+        parts.append(f'<p class="miss">{n} more item(s) of group "{html_safe(g)}" are not '
                      "shown (size budget); run.json lists them all.</p>")
     current = None
     for pick in selection.picks:
         if pick.group != current:
             current = pick.group
-            parts.append(f"<h{level + 1}>{html.escape(_GROUP_TITLES.get(current, current))}"
+            parts.append(f"<h{level + 1}>{html_safe(_GROUP_TITLES.get(current, current))}"
                          f"</h{level + 1}>")
         p = pairs[pick.index]
         parts.append(
-            f'<div class="card" data-item="{html.escape(p.item.id)}">'
+            f'<div class="card" data-item="{html_attr_safe(p.item.id)}">'
             f"<b>{html_safe(p.item.id)}</b> "
             f'<span class="why">{"; ".join(html_safe(r) for r in pick.reasons)}</span>'
             f'<div class="req">instruction: {html_safe(p.item.instruction)}<br>'

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ScoresError
 from ..schema import check_schema_version
 from ..scores import read_scores
 from .cells import PairScores
@@ -84,7 +84,11 @@ def verify(directory: str | os.PathLike[str]) -> list[str]:
     it with ``leaderboard.json``, bit for bit. Returns the mismatches (empty = reproduced)."""
     p = Path(directory)
     doc = read_board(p)
-    st = standings_from_scores(p)
+    try:
+        st = standings_from_scores(p)
+    except ScoresError as exc:
+        # A row whose S its own d and gate do not give (an edit) is refused on reading.
+        return [f"the published scores cannot be recomputed: {exc}"]
     problems = []
     for published, cell in zip(doc["pairs"], st.cells, strict=True):
         mine = cell.decision.to_dict() if cell.decision is not None else None

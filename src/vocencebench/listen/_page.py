@@ -17,10 +17,9 @@ acknowledged).
 
 from __future__ import annotations
 
-import html
 from importlib.resources import files
 
-from .._util.text import json_for_script
+from .._util.text import html_attr_safe, html_safe, json_for_script
 
 __all__ = ["render_page"]
 
@@ -43,8 +42,8 @@ def render_page(data: dict[str, object], *, title: str = "Blind listening test")
 <meta name="referrer" content="no-referrer">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; media-src 'self'; \
 connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'none'">
-<title>{html.escape(title)}</title><style>{_asset("listen.css")}</style></head><body>
-<h1>{html.escape(title)}</h1>
+<title>{html_attr_safe(title)}</title><style>{_asset("listen.css")}</style></head><body>
+<h1>{html_safe(title)}</h1>
 <p class="muted">Two clips per item, A and B, in a random order that changes from item to
 item. Listen to both, then answer each question. Nothing here says which system made which
 clip.</p>
