@@ -63,9 +63,10 @@ _EXIT_INTERRUPTED = 130
 def __getattr__(name: str) -> object:
     # The re-exported statuses and the version load on first use, not with this module.
     if name in ("EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE"):
-        from .commands import _common
+        from .commands._common import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
 
-        return getattr(_common, name)
+        return {"EXIT_INCOMPLETE": EXIT_INCOMPLETE, "EXIT_INTERRUPTED": EXIT_INTERRUPTED,
+                "EXIT_USAGE": EXIT_USAGE}[name]
     if name == "__version__":
         from .constants import PACKAGE_VERSION
 

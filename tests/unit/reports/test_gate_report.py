@@ -174,13 +174,13 @@ def test_hostile_text_is_escaped_in_every_format(h2h: Head2Head) -> None:
     summary = render_summary(h2h)
     gate_md = md.split("## Intelligibility gate", 1)[1].split("\n## ", 1)[0]
     assert "<i>" not in gate_md and "flat&lt;i>" in gate_md and "st\\|eer" in gate_md
-    assert "\x1b" not in gate_md and "script alert 1 script \ufffd 31 m help" in gate_md
+    assert "\x1b" not in gate_md and "script alert 1 script \\x1b 31 m help" in gate_md
     gate_html = html.split("<h2>Intelligibility gate</h2>", 1)[1].split("<h2>", 1)[0]
     assert "<i>" not in gate_html and "<script" not in gate_html and "flat&lt;i&gt;" in gate_html
-    assert "\x1b" not in gate_html and "<del><bdi>although the storm" in gate_html
-    assert "<mark><bdi>seashells</bdi></mark>" in gate_html
+    assert "\x1b" not in gate_html and "<del>although the storm" in gate_html
+    assert "<mark>seashells</mark>" in gate_html
     assert "\x1b" not in summary
-    assert "heard:  visit [script alert 1 script \ufffd 31 m help]" in summary
+    assert "heard:  visit [script alert 1 script \\x1b 31 m help]" in summary
 
 
 def test_a_wer_the_normaliser_no_longer_reproduces_is_flagged() -> None:
