@@ -39,9 +39,18 @@ from ._types import (
     UnretryableAnswerError,
 )
 
-__all__ = ["HTTPBackend", "b64", "token_count"]
+__all__ = ["HOOK_KEYWORDS", "HTTPBackend", "b64", "split_hooks", "token_count"]
 
 log = logging.getLogger("vocencebench.judge")
+
+#: The test hooks every HTTP backend takes (keywords of :class:`HTTPBackend`, passed on by its
+#: subclasses and by the :class:`~vocencebench.judge.Judge` factories).
+HOOK_KEYWORDS = ("transport", "sleep", "rand", "wall_clock")
+
+
+def split_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """Take the test hooks (:data:`HOOK_KEYWORDS`) out of ``settings``; the rest stays."""
+    return {k: settings.pop(k) for k in HOOK_KEYWORDS if k in settings}
 
 
 class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
@@ -57,8 +66,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         api_key: str | None,
         options: BackendOptions,
         price: Price | None,
-        transport: httpx.BaseTransport | None,
-        sleep: Callable[[float], None] | None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
         rand: Callable[[], float] | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
