@@ -130,9 +130,7 @@ class GeminiBackend(HTTPBackend):
                     "lower the thinking budget")
         return "the model's safety or recitation filter stopped the answer"
 
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        if not isinstance(body, Mapping):
-            return None, None, "response is not a JSON object", False
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
         meta = body.get("usageMetadata")
         usage = None
         if isinstance(meta, Mapping):

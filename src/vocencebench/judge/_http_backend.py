@@ -16,7 +16,7 @@ import abc
 import base64
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -148,9 +148,9 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
     def _payload(self, request: JudgeRequest) -> dict[str, Any]: ...
 
     @abc.abstractmethod
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        """(usage, text, why-no-text, final) from a 200 response body; ``final``: a retry of
-        the same request cannot change the missing answer."""
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
+        """(usage, text, why-no-text, final) from a 200 response body (a JSON object);
+        ``final``: a retry of the same request cannot change the missing answer."""
 
     def _hint(self, exc: HTTPFailure) -> str:
         return ""
@@ -178,7 +178,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
                 f"{self.kind} judge returned HTTP {resp.status} with a body that is not JSON: "
                 f"{redact(resp.text, limit=120)!r}"
             ) from exc
-        usage, text, why, final = self._read(body)
+        usage, text, why, final = (self._read(body) if isinstance(body, Mapping)
+                                   else (None, None, "response is not a JSON object", False))
         if usage is not None:
             self._meter.record(usage)
         if text is None:

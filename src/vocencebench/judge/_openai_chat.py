@@ -110,9 +110,7 @@ class OpenAIChatBackend(HTTPBackend):
             }
         return payload
 
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        if not isinstance(body, Mapping):
-            return None, None, "response is not a JSON object", False
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
         u = body.get("usage")
         usage = None
         if isinstance(u, Mapping):
