@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ._pipeline.engine import DEFAULT_WINDOW, Engine, RunOptions
 from ._util.protocols import check_component
@@ -45,6 +45,31 @@ __all__ = ["Head2Head", "benchmark", "cached_clips", "clip_key", "compare_models
            "status_lines"]
 
 Concurrency = int | tuple[int | None, int | None] | None
+
+
+class _RunKeywords(TypedDict, total=False):
+    """The keywords :func:`benchmark` and :func:`compare_models` share; their defaults are
+    those of ``_run``."""
+
+    probes: Any
+    transcriber: Any
+    labels: tuple[str, str]
+    cache: Cache | str | os.PathLike[str] | None
+    workers: int | None
+    executor: Executor | str | None
+    progress: bool
+    consistent: bool
+    votes: int
+    judge_concurrency: int
+    all_at_once: bool
+    registry: TraitRegistry | None
+    allow_incomplete: bool
+    canaries: bool
+    stop_when_decided: bool
+
+
+#: The systems' labels unless told otherwise.
+_LABELS = ("a", "b")
 
 
 def status_lines(transcriber: Any, judge: Any, probes: Any,
@@ -188,22 +213,22 @@ def _run(
     systems: tuple[Callable[[str, str], bytes], Callable[[str, str], bytes]],
     judge: PairJudge | None,
     *,
-    probes: ProbeSuite | str | None,
-    transcriber: Transcriber | None,
-    labels: tuple[str, str],
-    cache: Cache | str | os.PathLike[str] | None,
-    workers: int | None,
-    executor: Executor | str | None,
-    progress: bool,
-    consistent: bool,
-    votes: int,
-    judge_concurrency: int,
-    all_at_once: bool,
-    registry: TraitRegistry | None,
-    concurrency: Concurrency,
-    allow_incomplete: bool,
-    max_in_flight: int,
     metadata: Mapping[str, Any],
+    concurrency: Concurrency = None,
+    max_in_flight: int = DEFAULT_WINDOW,
+    probes: ProbeSuite | str | None = "default",
+    transcriber: Transcriber | None = None,
+    labels: tuple[str, str] = _LABELS,
+    cache: Cache | str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    executor: Executor | str | None = None,
+    progress: bool = True,
+    consistent: bool = True,
+    votes: int = 1,
+    judge_concurrency: int = 4,
+    all_at_once: bool = False,
+    registry: TraitRegistry | None = None,
+    allow_incomplete: bool = False,
     canaries: bool = True,
     stop_when_decided: bool = False,
 ) -> Head2Head:
@@ -327,23 +352,9 @@ def benchmark(
     model_b: Callable[[str, str], bytes],
     judge: Any = None,
     *,
-    probes: Any = "default",
-    transcriber: Any = None,
-    labels: tuple[str, str] = ("a", "b"),
-    cache: Cache | str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    executor: Executor | str | None = None,
-    progress: bool = True,
-    consistent: bool = True,
-    votes: int = 1,
-    judge_concurrency: int = 4,
-    all_at_once: bool = False,
-    registry: TraitRegistry | None = None,
     concurrency: Concurrency = None,
-    allow_incomplete: bool = False,
     max_in_flight: int = DEFAULT_WINDOW,
-    canaries: bool = True,
-    stop_when_decided: bool = False,
+    **settings: Unpack[_RunKeywords],
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -372,13 +383,8 @@ def benchmark(
     the run within seconds: queued work is cancelled, finished work stays cached, and the
     returned :class:`Head2Head` is incomplete (``decision.winner == "incomplete"``).
     """
-    return _run(list(corpus), (model_a, model_b), judge, probes=probes,
-                transcriber=transcriber, labels=labels, cache=cache, workers=workers,
-                executor=executor, progress=progress, consistent=consistent, votes=votes,
-                judge_concurrency=judge_concurrency, all_at_once=all_at_once,
-                registry=registry, concurrency=concurrency,
-                allow_incomplete=allow_incomplete, max_in_flight=max_in_flight, metadata={},
-                canaries=canaries, stop_when_decided=stop_when_decided)
+    return _run(list(corpus), (model_a, model_b), judge, metadata={},
+                concurrency=concurrency, max_in_flight=max_in_flight, **settings)
 
 
 def compare_models(
@@ -387,23 +393,9 @@ def compare_models(
     clips_b: Sequence[bytes | None] | Mapping[str, bytes],
     judge: Any = None,
     *,
-    probes: Any = "default",
-    transcriber: Any = None,
-    labels: tuple[str, str] = ("a", "b"),
-    cache: Cache | str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    executor: Executor | str | None = None,
-    progress: bool = True,
-    consistent: bool = True,
-    votes: int = 1,
-    judge_concurrency: int = 4,
-    all_at_once: bool = False,
-    registry: TraitRegistry | None = None,
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
-    allow_incomplete: bool = False,
-    canaries: bool = True,
-    stop_when_decided: bool = False,
+    **settings: Unpack[_RunKeywords],
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
@@ -419,15 +411,11 @@ def compare_models(
             raise ConfigError(f"{len(clips)} clips for {len(items)} items")
         return {it.id: c for it, c in zip(items, clips, strict=True)}
 
+    labels = settings.get("labels", _LABELS)
     given = (_GivenClips(align(clips_a), synthesis_failures[0], labels[0]),
              _GivenClips(align(clips_b), synthesis_failures[1], labels[1]))
-    return _run(items, (given[0], given[1]), judge, probes=probes, transcriber=transcriber,
-                labels=labels, cache=cache, workers=workers, executor=executor,
-                progress=progress, consistent=consistent, votes=votes,
-                judge_concurrency=judge_concurrency, all_at_once=all_at_once,
-                registry=registry, concurrency=None, allow_incomplete=allow_incomplete,
-                max_in_flight=DEFAULT_WINDOW, metadata=dict(metadata or {}),
-                canaries=canaries, stop_when_decided=stop_when_decided)
+    return _run(items, (given[0], given[1]), judge, metadata=dict(metadata or {}),
+                concurrency=None, max_in_flight=DEFAULT_WINDOW, **settings)
 
 
 def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,

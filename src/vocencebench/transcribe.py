@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, Unpack, runtime_checkable
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -411,15 +411,19 @@ class WhisperTranscriber:
         return Transcript(" ".join(text.split()), self._engine)
 
 
-def whisper_transcriber(
-    model: str = "large-v3",
-    *,
-    device: str = "auto",
-    compute_type: str | None = None,
-    download_root: str | None = None,
-    local_files_only: bool = False,
-    cpu_threads: int = 0,
-) -> WhisperTranscriber:
+class _WhisperOptions(TypedDict, total=False):
+    """The keywords of :func:`whisper_transcriber`: those of :class:`WhisperTranscriber`,
+    whose defaults apply."""
+
+    device: str
+    compute_type: str | None
+    download_root: str | None
+    local_files_only: bool
+    cpu_threads: int
+
+
+def whisper_transcriber(model: str = "large-v3",
+                        **options: Unpack[_WhisperOptions]) -> WhisperTranscriber:
     """The recommended gate: faster-whisper, greedy (beam 1), temperature 0, English.
 
     ``model``: a size name ("large-v3", "small.en", ...), a hub id, or a local CTranslate2
@@ -430,10 +434,7 @@ def whisper_transcriber(
     ``download_root``: where downloaded models are cached. ``cpu_threads``: 0 = default.
     Raises :class:`ConfigError` at once when the model is not available (e.g. offline).
     """
-    return WhisperTranscriber(
-        model, device=device, compute_type=compute_type, download_root=download_root,
-        local_files_only=local_files_only, cpu_threads=cpu_threads,
-    )
+    return WhisperTranscriber(model, **options)
 
 
 # ----------------------------------------------------------------------------- OpenAI API
@@ -556,16 +557,19 @@ class OpenAITranscriber:
         return Transcript(" ".join(text.split()), self._engine)
 
 
-def openai_transcriber(
-    base_url: str,
-    model: str,
-    *,
-    api_key: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
-    timeout: float = 120.0,
-    max_retries: int = 2,
-    backoff: float = 1.0,
-) -> OpenAITranscriber:
+class _OpenAIOptions(TypedDict, total=False):
+    """The keywords of :func:`openai_transcriber`: those of :class:`OpenAITranscriber` but
+    the test hooks, whose defaults apply."""
+
+    api_key: str | None
+    api_key_env: str
+    timeout: float
+    max_retries: int
+    backoff: float
+
+
+def openai_transcriber(base_url: str, model: str,
+                       **options: Unpack[_OpenAIOptions]) -> OpenAITranscriber:
     """A gate on any OpenAI-compatible ``/v1/audio/transcriptions`` server.
 
     ``base_url`` with or without the trailing ``/v1``; ``timeout`` seconds per attempt (a
@@ -574,8 +578,7 @@ def openai_transcriber(
     wait the server asks for). Failures raise :class:`TranscriptionError` (``fatal=True`` for
     a rejected key, an unknown URL or model).
     """
-    return OpenAITranscriber(base_url, model, api_key=api_key, api_key_env=api_key_env,
-                             timeout=timeout, max_retries=max_retries, backoff=backoff)
+    return OpenAITranscriber(base_url, model, **options)
 
 
 # ----------------------------------------------------------------------------- PocketSphinx

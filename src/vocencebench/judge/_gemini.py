@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-import httpx
 
 from .._util.http import HTTPFailure, join_url
 from ..errors import ConfigError
 from ..redact import safe_url
-from ._http_backend import HTTPBackend, b64, token_count
+from ._http_backend import HTTPBackend, b64, split_hooks, token_count
 from ._options import BackendOptions, OptionView
 from ._types import PRICES, CallUsage, JudgeRequest
 
@@ -60,12 +57,9 @@ class GeminiBackend(HTTPBackend):
         api_key: str,
         *,
         options: BackendOptions | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        rand: Callable[[], float] | None = None,
-        wall_clock: Callable[[], float] = time.time,
         **settings: Any,
     ) -> None:
+        hooks = split_hooks(settings)
         if not api_key:
             raise ConfigError("the Gemini judge needs an API key: set GEMINI_API_KEY")
         opts = BackendOptions.build(options, **settings)
@@ -75,8 +69,7 @@ class GeminiBackend(HTTPBackend):
                               f"got {safe_url(base)!r}")
         super().__init__(
             model=model, base_url=join_url(base, "", strip="/v1beta"), api_key=api_key,
-            options=opts, price=opts.price_for(model, PRICES), transport=transport,
-            sleep=sleep, rand=rand, wall_clock=wall_clock,
+            options=opts, price=opts.price_for(model, PRICES), **hooks,
         )
 
     schema_field = OptionView[str]("schema_field",
@@ -137,9 +130,7 @@ class GeminiBackend(HTTPBackend):
                     "lower the thinking budget")
         return "the model's safety or recitation filter stopped the answer"
 
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        if not isinstance(body, Mapping):
-            return None, None, "response is not a JSON object", False
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
         meta = body.get("usageMetadata")
         usage = None
         if isinstance(meta, Mapping):

@@ -16,7 +16,7 @@ import abc
 import base64
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -39,9 +39,18 @@ from ._types import (
     UnretryableAnswerError,
 )
 
-__all__ = ["HTTPBackend", "b64", "token_count"]
+__all__ = ["HOOK_KEYWORDS", "HTTPBackend", "b64", "split_hooks", "token_count"]
 
 log = logging.getLogger("vocencebench.judge")
+
+#: The test hooks every HTTP backend takes (keywords of :class:`HTTPBackend`, passed on by its
+#: subclasses and by the :class:`~vocencebench.judge.Judge` factories).
+HOOK_KEYWORDS = ("transport", "sleep", "rand", "wall_clock")
+
+
+def split_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """Take the test hooks (:data:`HOOK_KEYWORDS`) out of ``settings``; the rest stays."""
+    return {k: settings.pop(k) for k in HOOK_KEYWORDS if k in settings}
 
 
 class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
@@ -57,8 +66,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         api_key: str | None,
         options: BackendOptions,
         price: Price | None,
-        transport: httpx.BaseTransport | None,
-        sleep: Callable[[float], None] | None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
         rand: Callable[[], float] | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
@@ -139,9 +148,9 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
     def _payload(self, request: JudgeRequest) -> dict[str, Any]: ...
 
     @abc.abstractmethod
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        """(usage, text, why-no-text, final) from a 200 response body; ``final``: a retry of
-        the same request cannot change the missing answer."""
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
+        """(usage, text, why-no-text, final) from a 200 response body (a JSON object);
+        ``final``: a retry of the same request cannot change the missing answer."""
 
     def _hint(self, exc: HTTPFailure) -> str:
         return ""
@@ -169,7 +178,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
                 f"{self.kind} judge returned HTTP {resp.status} with a body that is not JSON: "
                 f"{redact(resp.text, limit=120)!r}"
             ) from exc
-        usage, text, why, final = self._read(body)
+        usage, text, why, final = (self._read(body) if isinstance(body, Mapping)
+                                   else (None, None, "response is not a JSON object", False))
         if usage is not None:
             self._meter.record(usage)
         if text is None:

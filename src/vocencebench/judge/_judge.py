@@ -57,6 +57,7 @@ from ._aggregate import ORDERS, DimensionJudgement, Order, SingleJudgement, aggr
 from ._cache import TableVerdictCache, VerdictCache, verdict_cache_key
 from ._clips import AudioLike, SentClip, as_clip, for_judge
 from ._gemini import GeminiBackend
+from ._http_backend import split_hooks
 from ._openai_chat import OpenAIChatBackend
 from ._options import BackendOptions
 from ._types import AudioInput, JudgeBackend, JudgeRequest
@@ -79,7 +80,6 @@ DEFAULT_GEMINI_MODEL = "gemini-3.1-pro-preview"
 #: backend: :class:`BackendOptions` fields, or the test hooks below).
 _JUDGE_KEYWORDS = ("registry", "max_invalid_retries", "max_concurrency", "temperature",
                    "cache", "validate_audio")
-_HOOK_KEYWORDS = ("transport", "sleep", "rand", "wall_clock")
 
 
 def _key_from_env(name: str | None) -> str | None:
@@ -109,7 +109,7 @@ def _split_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
                                                        dict[str, Any]]:
     """(Judge keywords, test hooks, BackendOptions fields) from a factory's ``**settings``."""
     judge = {k: settings.pop(k) for k in _JUDGE_KEYWORDS if k in settings}
-    hooks = {k: settings.pop(k) for k in _HOOK_KEYWORDS if k in settings}
+    hooks = split_hooks(settings)
     unknown = sorted(set(settings) - set(BackendOptions.names()))
     if unknown:
         raise ConfigError(

@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-import httpx
 
 from .._util.http import HTTPFailure, join_url
 from ..errors import ConfigError
 from ..redact import redact, safe_url
-from ._http_backend import HTTPBackend, b64, token_count
+from ._http_backend import HTTPBackend, b64, split_hooks, token_count
 from ._options import BackendOptions, OptionView
 from ._types import CallUsage, JudgeRequest, Price
 
@@ -42,12 +39,9 @@ class OpenAIChatBackend(HTTPBackend):
         api_key: str | None = None,
         *,
         options: BackendOptions | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] | None = None,
-        rand: Callable[[], float] | None = None,
-        wall_clock: Callable[[], float] = time.time,
         **settings: Any,
     ) -> None:
+        hooks = split_hooks(settings)
         if "max_tokens" in settings:  # the OpenAI name of the same option
             settings["max_output_tokens"] = settings.pop("max_tokens")
         opts = BackendOptions.build(options, **settings)
@@ -62,7 +56,7 @@ class OpenAIChatBackend(HTTPBackend):
         price = opts.price_for(name) or Price(0.0, 0.0, source="self-hosted (no charge)")
         super().__init__(
             model=name, base_url=base, api_key=api_key, options=opts.replace(base_url=url),
-            price=price, transport=transport, sleep=sleep, rand=rand, wall_clock=wall_clock,
+            price=price, **hooks,
         )
 
     send_schema = OptionView[bool]("send_schema",
@@ -116,9 +110,7 @@ class OpenAIChatBackend(HTTPBackend):
             }
         return payload
 
-    def _read(self, body: Any) -> tuple[CallUsage | None, str | None, str, bool]:
-        if not isinstance(body, Mapping):
-            return None, None, "response is not a JSON object", False
+    def _read(self, body: Mapping[str, Any]) -> tuple[CallUsage | None, str | None, str, bool]:
         u = body.get("usage")
         usage = None
         if isinstance(u, Mapping):
