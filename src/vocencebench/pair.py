@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from ._util import failures as fail
 from .audio import Clip
@@ -93,21 +93,23 @@ class ClipAnalysis(Record):
         return super().from_dict(d)
 
 
-def analyse_clip(
-    item: Item,
-    wav: bytes | Clip | None,
-    *,
-    system: str,
-    probes: ProbeSet | None = None,
-    transcriber: Transcriber | None = None,
-    failure: str | None = None,
-) -> ClipAnalysis:
+class ClipOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`analyse_clip`: those of :func:`measure_clip` (whose
+    signature holds their defaults), to which it passes them on."""
+
+    system: Required[str]
+    probes: ProbeSuite | None
+    transcriber: Transcriber | None
+    failure: str | None
+
+
+def analyse_clip(item: Item, wav: bytes | Clip | None, **options: Unpack[ClipOptions]
+                 ) -> ClipAnalysis:
     """Decode (once), gate and probe one clip. Never raises for a bad clip or a failing
     instrument: the system's failure goes to ``failure``, an instrument's to
     ``instrument_failure``. Only a :class:`~vocencebench.errors.ConfigError` (a missing extra,
     a bad setting) propagates."""
-    return measure_clip(item, wav, system=system, probes=probes, transcriber=transcriber,
-                        failure=failure)[0]
+    return measure_clip(item, wav, **options)[0]
 
 
 def measure_clip(

@@ -71,6 +71,17 @@ _REQUIRED = ("item", "system", "S")
 # ----------------------------------------------------------------------------- the rule
 
 
+def _is_desirability(v: Any) -> bool:
+    """Whether ``v`` is a desirability: a finite number (not a bool) on [0, 1]."""
+    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) \
+        and 0.0 <= v <= 1.0
+
+
+def _is_gate(gate: Any) -> bool:
+    """Whether ``gate`` is a gate value: 0, 1 or None (not a bool)."""
+    return gate is None or (not isinstance(gate, bool) and gate in (0, 1))
+
+
 def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
     """The S that a sample's own ``d``, ``gate`` and ``failure`` give by the published rule:
     0.0 for a failed sample (``failure`` set), else ``composite(d, gate)``; None when there
@@ -85,10 +96,9 @@ def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
     if not isinstance(d, dict):
         raise ScoresError(f"d must be an object of desirabilities, got {type(d).__name__}")
     for dim, v in d.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
-                or not 0.0 <= v <= 1.0:
+        if not _is_desirability(v):
             raise ScoresError(f"d[{dim!r}]={v!r} is not a number in [0, 1]")
-    if gate is not None and (isinstance(gate, bool) or gate not in (0, 1)):
+    if not _is_gate(gate):
         raise ScoresError(f"gate={gate!r} must be 0, 1 or null")
     return composite(d, gate)
 
@@ -360,13 +370,12 @@ def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
     if not isinstance(d, dict):
         raise ScoresError(f"{who}: an unjudged row needs d (its scored dimensions), got {d!r}")
     for k, v in d.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
-                or not 0.0 <= v <= 1.0:
+        if not _is_desirability(v):
             raise ScoresError(f"{who}: d[{k!r}]={v!r} is not a desirability on [0, 1]")
         if k in dims:
             raise ScoresError(f"{who}: dimension {k!r} is both in d and unjudged")
     gate = row.get("gate")
-    if gate is not None and (isinstance(gate, bool) or gate not in (0, 1)):
+    if not _is_gate(gate):
         raise ScoresError(f"{who}: gate must be 0, 1 or null, got {gate!r}")
     return range_of({str(k): float(v) for k, v in d.items()}, dims, gate)
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from typing import Unpack
 
 from ..traits import TRAITS, TraitRegistry
 from .acoustic import (
@@ -16,9 +15,9 @@ from .acoustic import (
 from .base import BatchedProbe, Diagnostic, Probe, ProbeSet, ProbeSuite
 from .classifiers import (
     CLASSIFIER_MODELS,
-    DEFAULT_BATCH_SIZE,
     AccentProbe,
     AgeGenderProbe,
+    ClassifierOptions,
     EmotionProbe,
     measure_batch,
 )
@@ -67,12 +66,9 @@ def default_probes(*, quality: bool = False, registry: TraitRegistry = TRAITS) -
 def with_classifiers(
     device: str = "auto",
     *,
-    models: Mapping[str, str | os.PathLike[str]] | None = None,
-    revisions: Mapping[str, str] | None = None,
-    include: Sequence[str] = ("age_gender", "emotion", "accent"),
-    batch_size: int = DEFAULT_BATCH_SIZE,
     quality: bool = False,
     registry: TraitRegistry = TRAITS,
+    **options: Unpack[ClassifierOptions],
 ) -> ProbeSet:
     """:func:`default_probes` plus the classifier probes (age + gender, emotion, accent).
 
@@ -88,6 +84,5 @@ def with_classifiers(
     from .classifiers import classifier_probes
 
     base = default_probes(quality=quality, registry=registry)
-    extra = classifier_probes(device, models=models, revisions=revisions, include=include,
-                              batch_size=batch_size, registry=registry)
+    extra = classifier_probes(device, registry=registry, **options)
     return ProbeSet((*base.probes, *extra), diagnostics=base.diagnostics, registry=registry)

@@ -30,7 +30,7 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 import numpy as np
 
@@ -470,6 +470,17 @@ class AccentProbe(_ClassifierProbe):
 _PROBE_CLASSES: dict[str, type[_ClassifierProbe]] = {
     "age_gender": AgeGenderProbe, "emotion": EmotionProbe, "accent": AccentProbe,
 }
+
+
+class ClassifierOptions(TypedDict, total=False):
+    """The keyword arguments that choose and build the classifier probes, those of
+    :func:`classifier_probes` (whose signature holds their defaults) other than ``registry``:
+    callers that build the probes on its behalf (``with_classifiers``) pass them on."""
+
+    models: Mapping[str, str | os.PathLike[str]] | None
+    revisions: Mapping[str, str] | None
+    include: Sequence[str]
+    batch_size: int
 
 
 def classifier_probes(
