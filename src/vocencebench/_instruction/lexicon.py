@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .words import (
@@ -166,52 +166,47 @@ _WORD_START = "(?<![\\w'])"
 _META = set(".^$*+?{}[]\\|()")
 
 
-def _group_end(body: str, start: int) -> int:
-    """The index of the ``)`` closing the group opened at ``body[start]``, or -1."""
+def _regex_tokens(pattern: str, start: int = 0) -> Iterator[tuple[int, str, int | None]]:
+    """Walk the regex text ``pattern`` from ``start``: (index, token, depth) for each escape
+    (``\\x``, two characters) or single character. ``depth`` is the group nesting after a
+    structural character (outside a character class, not escaped); None for any other token."""
     depth, i, in_class = 0, start, False
-    while i < len(body):
-        c = body[i]
+    while i < len(pattern):
+        c = pattern[i]
         if c == "\\":
+            yield i, pattern[i:i + 2], None
             i += 2
             continue
         if in_class:
             in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+            yield i, c, None
+        else:
+            if c == "[":
+                in_class = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            yield i, c, depth
         i += 1
-    return -1
+
+
+def _group_end(body: str, start: int) -> int:
+    """The index of the ``)`` closing the group opened at ``body[start]``, or -1."""
+    return next((i for i, tok, depth in _regex_tokens(body, start)
+                 if tok == ")" and depth == 0), -1)
 
 
 def _split_top(group: str) -> list[str]:
     """``group``'s alternatives: split at each ``|`` outside nested groups and classes."""
-    out, depth, i, in_class, cur = [], 0, 0, False, []
-    while i < len(group):
-        c = group[i]
-        if c == "\\":
-            cur.append(group[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+    out: list[str] = []
+    cur: list[str] = []
+    for _, tok, depth in _regex_tokens(group):
+        if tok == "|" and depth == 0:
             out.append("".join(cur))
             cur = []
-            i += 1
-            continue
-        cur.append(c)
-        i += 1
+        else:
+            cur.append(tok)
     out.append("".join(cur))
     return out
 

@@ -173,6 +173,22 @@ def load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     return list(items), selection
 
 
+def checked_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """``--executor`` and ``--workers`` checked, then :func:`load_items`: what a run of
+    many clips does first, so a bad option fails before the corpus is read."""
+    from ..executor import check_workers
+    from ..specs import validate_executor_spec
+
+    validate_executor_spec(args.executor)
+    check_workers(args.workers)
+    return load_items(args)
+
+
+def cache_file(args: argparse.Namespace, out: Any) -> str | None:
+    """The run cache: None with ``--no-cache``, else ``--cache`` or ``OUT/cache.sqlite``."""
+    return None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+
+
 def make_transcriber(spec: str | None) -> Any:
     """``none`` | ``whisper[:MODEL]`` | ``openai:URL#MODEL`` | ``pocketsphinx``."""
     from .. import specs

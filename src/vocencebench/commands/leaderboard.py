@@ -30,9 +30,10 @@ from ._common import (
     add_instrument_arguments,
     add_judge_flags,
     announce_skipped_canaries,
+    cache_file,
+    checked_items,
     default_label,
     err,
-    load_items,
     make_probes,
     make_transcriber,
     positive_int,
@@ -146,20 +147,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..board import leaderboard, plan_judge_calls
-    from ..executor import check_workers
     from ..outputs import claim_directory
-    from ..specs import validate_executor_spec
     from ._judge_args import judge_from_args
 
-    validate_executor_spec(args.executor)
-    check_workers(args.workers)
-    items, selection = load_items(args)  # the same gate, hold-out split and limit as `run`
+    items, selection = checked_items(args)  # the same gate, hold-out split and limit as `run`
     systems = _systems(args.system)
     judge = judge_from_args(args)
     out = Path(args.out or "runs/leaderboard")
     if not args.dry_run:
         claim_directory(out, kind="leaderboard", force=args.force)
-    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    cache = cache_file(args, out)
     consistent, votes, all_at_once = not args.no_swap, args.votes, args.all_at_once
     if args.dry_run:
         plan = plan_judge_calls(items, systems, judge, anchor=args.anchor, cache=cache,

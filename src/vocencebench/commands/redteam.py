@@ -21,6 +21,7 @@ from ._common import (
     add_instrument_arguments,
     add_judge_flags,
     announce_skipped_canaries,
+    cache_file,
     make_probes,
     make_transcriber,
     positive_int,
@@ -52,7 +53,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
     out = claim_directory(args.out, kind="redteam", force=args.force)
     transcriber = make_transcriber(args.asr)
     probes = make_probes(classifiers=args.classifiers)
-    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    cache = cache_file(args, out)
     announce_skipped_canaries(args)
     t0 = time.perf_counter()
     # Attacks make clips the probes cannot measure on purpose (noise, silence); the table

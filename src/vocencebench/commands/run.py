@@ -23,6 +23,8 @@ from ._common import (
     add_force_argument,
     add_instrument_arguments,
     announce_skipped_canaries,
+    cache_file,
+    checked_items,
     default_label,
     load_items,
     make_probes,
@@ -36,29 +38,32 @@ from ._judge_args import JUDGE_FLAGS, add_judge_arguments
 __all__ = ["DEMO_RUN", "DEMO_SYSTEMS", "register"]
 
 
-def _prepare(args: argparse.Namespace) -> dict[str, Any]:
-    """Every argument checked and every component built before any work starts: a bad option
-    fails in a second with one line, never after hours of synthesis."""
-    from ..executor import check_workers
-    from ..outputs import claim_directory
-    from ..specs import build_system, validate_executor_spec
-    from ._judge_args import judge_from_args
-
-    validate_executor_spec(args.executor)
-    check_workers(args.workers)
-    items, selection = load_items(args)
-    model_a = build_system(args.system_a)
-    model_b = build_system(args.system_b)
+def _labels(args: argparse.Namespace) -> tuple[str, str]:
+    """``--label-a`` / ``--label-b``, else named after the specs; equal names get -a / -b."""
     label_a = args.label_a or default_label(args.system_a)
     label_b = args.label_b or default_label(args.system_b)
     if label_a == label_b:
         label_a, label_b = f"{label_a}-a", f"{label_b}-b"
+    return label_a, label_b
+
+
+def _prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Every argument checked and every component built before any work starts: a bad option
+    fails in a second with one line, never after hours of synthesis."""
+    from ..outputs import claim_directory
+    from ..specs import build_system
+    from ._judge_args import judge_from_args
+
+    items, selection = checked_items(args)
+    model_a = build_system(args.system_a)
+    model_b = build_system(args.system_b)
+    label_a, label_b = _labels(args)
     judge = judge_from_args(args)
     transcriber = make_transcriber(args.asr)
     probes = make_probes(classifiers=args.classifiers, quality=args.quality)
     out = claim_directory(args.out or f"runs/{label_a}-vs-{label_b}", kind="run",
                           force=args.force)
-    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    cache = cache_file(args, out)
     concurrency = (args.concurrency_a, args.concurrency_b)
     return {"items": items, "selection": selection, "model_a": model_a, "model_b": model_b,
             "concurrency": concurrency if any(c is not None for c in concurrency) else None,
@@ -76,14 +81,11 @@ def _dry_run(args: argparse.Namespace) -> int:
     from ._judge_args import judge_from_args
 
     items, _ = load_items(args)
-    label_a = args.label_a or default_label(args.system_a)
-    label_b = args.label_b or default_label(args.system_b)
-    if label_a == label_b:
-        label_a, label_b = f"{label_a}-a", f"{label_b}-b"
+    label_a, label_b = _labels(args)
     systems = {label_a: build_system(args.system_a), label_b: build_system(args.system_b)}
     judge = judge_from_args(args)
     out = Path(args.out or f"runs/{label_a}-vs-{label_b}")
-    cache = None if args.no_cache else (args.cache or str(out / "cache.sqlite"))
+    cache = cache_file(args, out)
     plan = plan_judge_calls(items, systems, judge, cache=cache, consistent=not args.no_swap,
                             votes=args.votes, all_at_once=args.all_at_once,
                             canaries=not args.skip_canaries)
