@@ -48,7 +48,6 @@ __all__ = [
     "REPORT_WORST_CLIPS",
     "ROBUSTNESS_EPSILONS",
     "ROBUSTNESS_FLIP_TOLERANCE",
-    "ROBUSTNESS_RECOMPUTE_TOLERANCE",
     "ROBUSTNESS_SEED",
     "ROBUSTNESS_TAUS",
     "ROBUSTNESS_WEIGHT_DRAWS",
@@ -121,10 +120,6 @@ ROBUSTNESS_SEED: Final = PROJECT_SEED + 1
 #: A verdict is called robust only if at most this share of the random weightings flips it
 #: (a fraction; the same 5 % error rate the one-sided LCB allows, ALPHA).
 ROBUSTNESS_FLIP_TOLERANCE: Final = 0.05
-#: A stored S may differ from composite(d, gate) recomputed on this machine by at most this
-#: much (absolute, on [0, 1]; a libm whose log/exp differ in the last bits) for the variants
-#: recomputed from d to be computed at all; a larger gap means the scores were edited.
-ROBUSTNESS_RECOMPUTE_TOLERANCE: Final = 1e-12
 
 # The gate report's numbers (what it shows of the gate; none of them changes a score).
 #: WER quantiles the gate report gives per system (fractions of the clips heard, 0–1).
@@ -166,5 +161,7 @@ AGREE_BOOTSTRAP_N: Final = 2000
 #: How far (absolute, on the [0, 1] scale) a published S may lie from the S that its own d
 #: and gate give by the rule before ``decide`` and ``report`` refuse it: room for another
 #: implementation's rounding (exp, log and the sum in another language), far below any edit
-#: that could move a verdict. The same bound applies to the numbers of a recomputed Decision.
+#: that could move a verdict. The same bound applies to the numbers of a recomputed Decision,
+#: and the robustness section recomputes no variant from d when a stored S lies further than
+#: this from it (the scores were edited).
 COMPOSITE_TOLERANCE: Final = 1e-9

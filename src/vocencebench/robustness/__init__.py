@@ -55,10 +55,10 @@ from ..constants import (
     ALPHA,
     BOOTSTRAP_N,
     BOOTSTRAP_SEED,
+    COMPOSITE_TOLERANCE,
     EPSILON,
     ROBUSTNESS_EPSILONS,
     ROBUSTNESS_FLIP_TOLERANCE,
-    ROBUSTNESS_RECOMPUTE_TOLERANCE,
     ROBUSTNESS_SEED,
     ROBUSTNESS_TAUS,
     ROBUSTNESS_WEIGHT_DRAWS,
@@ -299,7 +299,7 @@ def _rows_fit(pairs: Sequence[Pair]) -> tuple[list[str], str | None, int, int]:
             if not s.d and s.gate != 0:
                 bad = (f"item {s.item!r} ({s.system}) has no per-dimension d, so no S can be "
                        "recomputed")
-            elif abs(got - _s(s)) > ROBUSTNESS_RECOMPUTE_TOLERANCE:
+            elif abs(got - _s(s)) > COMPOSITE_TOLERANCE:
                 bad = (f"item {s.item!r} ({s.system}) has S = {s.S!r} but composite(d, gate) "
                        f"= {got!r}: the scores were edited")
     return sorted(dims), bad, checked, exact
@@ -557,7 +557,7 @@ def robustness(
     notes = []
     if exact != checked and not bad:
         notes.append(f"{checked - exact} of {checked} clips' S recompute from d within "
-                     f"{ROBUSTNESS_RECOMPUTE_TOLERANCE:g} but not bit for bit (this machine's "
+                     f"{COMPOSITE_TOLERANCE:g} but not bit for bit (this machine's "
                      "log/exp differ from those of the machine that scored them); the "
                      "variants use the recomputed values")
     return Robustness(
