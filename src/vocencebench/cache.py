@@ -52,6 +52,7 @@ __all__ = [
     "cache_key",
     "check_cache",
     "clip_key",
+    "failed_clip_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,14 @@ def clip_key(system_id: str, item: Any) -> str:
     its id, script and instruction — a changed request is a new clip."""
     return cache_key({"system": system_id, "item": item.id, "text": item.text,
                       "instruction": item.instruction})
+
+
+def failed_clip_key(system_id: str, item: Any) -> str:
+    """Where a clip the run could not use (undecodable, silent, too short) is kept for the
+    report's listening section: never under :func:`clip_key`, so the next run asks the system
+    again instead of reusing it, and nothing but the report reads it."""
+    return cache_key({"system": system_id, "item": item.id, "text": item.text,
+                      "instruction": item.instruction, "failed": True})
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:

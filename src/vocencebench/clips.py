@@ -230,16 +230,21 @@ def open_for_reading(path: str | os.PathLike[str]) -> Any:
 def read_clip(store: Any, system_id: str, item: Any, sha256: str | None) -> bytes | str:
     """``system_id``'s clip for ``item`` from the cache ``store``, checked against the
     ``sha256`` the run measured — or a short reason why it cannot be had."""
-    from .cache import clip_key
+    from .cache import clip_key, failed_clip_key
 
-    hit = store.get_bytes("clips", clip_key(system_id, item))
-    if hit is None:
-        return ("not in the cache (a clip the run could not use is never kept, nor one of a "
-                "system that does not cache its clips)")
-    data: bytes = hit[0]
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+    found = False
+    # A clip the run could not use is kept under its own key (the run never reuses it).
+    for key in (clip_key(system_id, item), failed_clip_key(system_id, item)):
+        hit = store.get_bytes("clips", key)
+        if hit is None:
+            continue
+        found = True
+        data: bytes = hit[0]
+        if sha256 is None or hashlib.sha256(data).hexdigest() == sha256:
+            return data
+    if found:
         return "the cached clip is not the one this run measured (the cache was re-filled)"
-    return data
+    return "not in the cache (a system that does not cache its clips, or the cache was cleared)"
 
 
 def encode_flac(samples: Any, sample_rate: int, *, subtype: str = "PCM_16") -> bytes:

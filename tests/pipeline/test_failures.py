@@ -17,7 +17,7 @@ import pytest
 
 import vocencebench as vb
 from judge_fakes import Call, FakeJudgeServer, PitchProbe, Reply, Tone, answer
-from vocencebench.cache import Cache
+from vocencebench.cache import Cache, clip_key, failed_clip_key
 from vocencebench.errors import ConfigError, JudgeError, ProbeError, ServiceError
 from vocencebench.judge import Judge, JudgeReply, JudgeRequest, OpenAIChatBackend
 from vocencebench.schema import INCOMPLETE, Item, ProbeResult
@@ -189,7 +189,13 @@ def test_undecodable_audio_is_not_cached_and_a_recovered_system_is_scored(tmp_pa
             for p in h.pairs] == [True, False, False, True, False, False]
     assert h.complete  # a system's bad audio decides (S = 0); it is not incomplete
     with Cache(cache) as c:
-        assert c.count("clips") == 2 * len(ITEMS) - 2  # the bad clips were not kept
+        # The bad clips are not kept where a run reads clips (so the next run asks again),
+        # only aside, for the report's listening section.
+        for it in ITEMS:
+            bad = it.text in broken
+            assert (c.get_bytes("clips", clip_key("tone:b", it)) is None) == bad
+            assert (c.get_bytes("clips", failed_clip_key("tone:b", it)) is not None) == bad
+        assert c.count("clips") == 2 * len(ITEMS)
 
     again = _run(systems=(a, b), cache=cache)
     assert all(p.b.failure is None and p.b.S is not None for p in again.pairs)

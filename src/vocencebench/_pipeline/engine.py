@@ -43,7 +43,7 @@ from typing import Any
 from .._util import failures as fail
 from ..adapters import SystemHooks, kill_running_commands, synthesize_item
 from ..audio import Clip
-from ..cache import Cache, clip_key
+from ..cache import Cache, clip_key, failed_clip_key
 from ..errors import ConfigError, is_fatal
 from ..judge import PairJudge
 from ..pair import (
@@ -422,8 +422,13 @@ class Engine(EventLoop):
             return
         out: ClipOutcome = fut.result()
         an = out.analysis
-        if an.failure is not None:  # undecodable: the system's failure, never a cached clip
-            self.clip_stores[s].delete("clips", side.key)
+        if an.failure is not None:  # unusable audio: the system's failure, never a cached clip
+            store = self.clip_stores[s]
+            if side.clip is not None:  # kept aside for the report's ears only
+                store.put_bytes("clips", failed_clip_key(self.hooks[s].system_id, st.item),
+                                side.clip.data, {"system": self.hooks[s].system_id,
+                                                 "item": st.item.id, "failed": True})
+            store.delete("clips", side.key)
             side.clip = None
             self._progress.tick("analyse")
             self._side_done(i, s, an)
