@@ -4,6 +4,7 @@ component can travel to another process."""
 
 from __future__ import annotations
 
+import abc
 import queue
 import threading
 import time
@@ -22,7 +23,7 @@ __all__ = ["EventLoop", "Halted", "ProgressBars", "Runner", "analysis_placement"
            "refuse_on_dask", "skipped", "synth_lane", "unpicklable"]
 
 
-class EventLoop:
+class EventLoop(abc.ABC):
     """The coordinator of a run: it alone changes the run's state, reacting to completion
     events (:meth:`_watch`) that the stage threads put on one queue. A subclass says what it
     wants next (:meth:`_wants_more`, :meth:`_next_work`) and stops its own stages
@@ -42,14 +43,17 @@ class EventLoop:
         self._spans: dict[str, list[float]] = {}
         self._t0 = time.perf_counter()
 
+    @abc.abstractmethod
     def _wants_more(self) -> bool:
-        raise NotImplementedError
+        """Whether work remains that is not yet in flight."""
 
+    @abc.abstractmethod
     def _next_work(self) -> None:
-        raise NotImplementedError
+        """Start whatever work may start now (within the run's windows)."""
 
-    def _stalled(self) -> str:  # pragma: no cover - an internal error
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _stalled(self) -> str:
+        """What is waiting, for the internal error raised when nothing is in flight."""
 
     def _serve(self) -> None:
         """Start the next work, then react to events until nothing is in flight and nothing

@@ -25,8 +25,9 @@ U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F/U+061C 
 which "Trojan Source" text is laid out in another order than it is stored. Each is replaced
 by a visible escape, ``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u202e``, so an OSC title
 sequence (``\\x1b]0;PWNED\\x07``) or a screen clear (``\\x1b[2J``) is shown, never obeyed. The
-``\\uXXXX`` form is also a valid JSON string escape, so escaping inside a JSON text keeps it
-the same JSON. Everything else — accents, CJK, emoji — passes unchanged.
+``\\u`` + four hex digits form (``\\u202e``) is also a valid JSON string escape, so
+escaping inside a JSON text keeps it the same JSON. Everything else — accents, CJK,
+emoji — passes unchanged.
 
 Adopting them in a new renderer (a report section, a command's printout): build the text
 from escaped pieces — ``f"| {markdown_safe(label)} | {x:.3f} |"`` — and never escape a whole
