@@ -31,14 +31,11 @@ import json
 import re
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import soundfile as sf
-import soxr
-
-RATE = 16_000
+from build_set import RATE, decode, git_dir, git_show, write, write_manifest
 
 # repository, commit (40 hex)
 WHISPER = ("openai/whisper", "c0d2f624c09dc18e709e37c2ad90c039a4eb72a2")
@@ -108,17 +105,8 @@ class Clip:
     pcm_sha256: str
 
 
-def git_dir(mirrors: Path, repo: str) -> Path:
-    gd = mirrors / repo.replace("/", "+") / "repo"
-    return gd / ".git" if (gd / ".git").is_dir() else gd
 
 
-def git_show(mirrors: Path, repo: str, commit: str, path: str) -> bytes:
-    data = subprocess.run(["git", f"--git-dir={git_dir(mirrors, repo)}", "show",
-                           f"{commit}:{path}"], check=True, capture_output=True).stdout
-    if data.startswith(b"version https://git-lfs"):
-        raise SystemExit(f"{repo}:{path} is a Git LFS pointer, not audio")
-    return data
 
 
 def git_ls(mirrors: Path, repo: str, commit: str, path: str) -> list[str]:
@@ -127,14 +115,6 @@ def git_ls(mirrors: Path, repo: str, commit: str, path: str) -> list[str]:
                           text=True).stdout.split()
 
 
-def decode(data: bytes) -> tuple[np.ndarray, str]:
-    with sf.SoundFile(io.BytesIO(data)) as f:
-        x = f.read(dtype="float64", always_2d=True)
-        rate, fmt = f.samplerate, f"{f.format}/{f.subtype}"
-    y = x.mean(axis=1)
-    if rate != RATE:
-        y = soxr.resample(y, rate, RATE, quality="HQ")
-    return np.asarray(y, dtype=np.float64), f"{fmt}@{rate}"
 
 
 def pcm_sha256(path: Path) -> str:
@@ -144,13 +124,6 @@ def pcm_sha256(path: Path) -> str:
     return hashlib.sha256(x.astype("<i2").tobytes()).hexdigest()
 
 
-def write(out: Path, cid: str, y: np.ndarray) -> Path:
-    peak = float(np.max(np.abs(y)))
-    if peak > 1.0:
-        y = y / peak
-    path = out / f"{cid}.flac"
-    sf.write(path, y, RATE, format="FLAC", subtype="PCM_16")
-    return path
 
 
 def arctic_prompts(mirrors: Path, src: tuple[str, str]) -> dict[str, str]:
@@ -210,7 +183,7 @@ def main() -> None:
             src: tuple[str, str], path: str, licence: str, transcript: str,
             transcript_source: str) -> None:
         y, fmt = decode(git_show(args.mirrors, src[0], src[1], path))
-        f = write(out, cid, y)
+        f = out / write(out, cid, y)
         clips.append(Clip(cid, f.name, dataset, speaker, sex, accent, f"github:{src[0]}",
                           src[1], path, fmt, licence, round(y.shape[0] / RATE, 3), RATE,
                           transcript, transcript_source, pcm_sha256(f)))
@@ -298,10 +271,7 @@ def main() -> None:
         sup["text"], "dataset: LibriSpeech dev-clean 2412-153948.trans.txt line (lhotse "
         "test/fixtures/mix_cut_test/overlayed_audio_cut_manifest.json)")
 
-    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
-        for c in clips:
-            fh.write(json.dumps(asdict(c), ensure_ascii=False, sort_keys=True) + "\n")
-    total = sum(f.stat().st_size for f in out.glob("*.flac"))
+    total = write_manifest(out, clips)
     n_f = sum(c.sex == "female" for c in clips)
     print(f"{len(clips)} clips ({n_f} female), {len({(c.dataset[:4], c.speaker) for c in clips})}"
           f" speakers, {sum(c.duration_s for c in clips):.0f} s; new FLAC {total / 1e6:.2f} MB",

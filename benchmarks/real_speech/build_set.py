@@ -26,6 +26,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -97,12 +98,15 @@ class Clip:
     transcript_source: str
 
 
-def git_show(mirrors: Path, repo: str, commit: str, path: str) -> bytes:
+def git_dir(mirrors: Path, repo: str) -> Path:
+    """The git directory of ``repo``'s mirror under ``mirrors`` (bare, or a work tree's .git)."""
     gd = mirrors / repo.replace("/", "+") / "repo"
-    if (gd / ".git").is_dir():
-        gd = gd / ".git"
-    data = subprocess.run(["git", f"--git-dir={gd}", "show", f"{commit}:{path}"],
-                          check=True, capture_output=True).stdout
+    return gd / ".git" if (gd / ".git").is_dir() else gd
+
+
+def git_show(mirrors: Path, repo: str, commit: str, path: str) -> bytes:
+    data = subprocess.run(["git", f"--git-dir={git_dir(mirrors, repo)}", "show",
+                           f"{commit}:{path}"], check=True, capture_output=True).stdout
     if data.startswith(b"version https://git-lfs"):
         raise SystemExit(f"{repo}:{path} is a Git LFS pointer, not audio")
     return data
@@ -160,6 +164,15 @@ def write(out: Path, cid: str, y: np.ndarray) -> str:
         y = y / peak
     sf.write(out / name, y, RATE, format="FLAC", subtype="PCM_16")
     return name
+
+
+def write_manifest(out: Path, clips: list[Any]) -> int:
+    """``out/manifest.jsonl`` (one sorted-key JSON line per clip record); returns the bytes of
+    every FLAC in ``out``."""
+    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
+        for c in clips:
+            fh.write(json.dumps(asdict(c), ensure_ascii=False, sort_keys=True) + "\n")
+    return sum(f.stat().st_size for f in out.glob("*.flac"))
 
 
 def libri_speakers(mirrors: Path) -> dict[str, str]:
@@ -256,10 +269,7 @@ def main() -> None:
         add(f"vctk-{name}", "VCTK (MP3, Real-Time-Voice-Cloning samples)", spk, sex, RTVC,
             f"samples/{name}.mp3", VCTK_LICENCE, None, cut=False)
 
-    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
-        for c in clips:
-            fh.write(json.dumps(asdict(c), ensure_ascii=False, sort_keys=True) + "\n")
-    total = sum(f.stat().st_size for f in out.glob("*.flac"))
+    total = write_manifest(out, clips)
     n_f = sum(c.sex == "female" for c in clips)
     print(f"{len(clips)} clips ({n_f} female), {len({(c.dataset[:5], c.speaker) for c in clips})}"
           f" speakers, {sum(c.duration_s for c in clips):.0f} s, {total / 1e6:.2f} MB",

@@ -10,7 +10,6 @@ Chromium binary is installed (``apt-get install chromium``).
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,11 @@ from PIL import Image
 
 import vocencebench as vb
 from board_fakes import CountingEspeak
+from cdp import CHROMIUM, SKIP_REASON
 from vocencebench.board import leaderboard
 from vocencebench.board.report import OUTCOME_COLOURS, PALETTE
 
-_CANDIDATES = ("chromium", "chromium-browser")
-CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    CHROMIUM is None,
-    reason=f"no Chromium binary on PATH (looked for {', '.join(_CANDIDATES)}); "
-    "install it with: apt-get install chromium",
-)]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 WIDTH, HEIGHT = 1200, 2000
 SYSTEMS = ("flat", "follow", "follow-fast")

@@ -9,23 +9,17 @@ binary is installed (``apt-get install chromium``).
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from cdp import CHROMIUM, SKIP_REASON
 from synthetic_run import LABELS, make_head2head
 from vocencebench.result import save_run
 
-_CANDIDATES = ("chromium", "chromium-browser")
-CHROMIUM = next((p for p in map(shutil.which, _CANDIDATES) if p), None)
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    CHROMIUM is None,
-    reason=f"no Chromium binary on PATH (looked for {', '.join(_CANDIDATES)}); "
-    "install it with: apt-get install chromium",
-)]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 WIDTH, HEIGHT = 1200, 2400
 _COL_A = (0x25, 0x63, 0xEB)  # system a's bars (report._COL_A)
