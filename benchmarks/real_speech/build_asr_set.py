@@ -35,7 +35,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import soundfile as sf
-from build_set import RATE, decode, git_dir, git_show, write, write_manifest
+from build_set import (
+    LIBRI_LICENCE,
+    MSC,
+    RATE,
+    VCTK_LICENCE,
+    decode,
+    git_dir,
+    git_show,
+    libri_speakers,
+    write,
+    write_manifest,
+)
 
 # repository, commit (40 hex)
 WHISPER = ("openai/whisper", "c0d2f624c09dc18e709e37c2ad90c039a4eb72a2")
@@ -45,13 +56,8 @@ KATHLEEN = ("rhasspy/dataset-voice-cathy", "c51cb971036a127359b43c621f26ca5081ea
 KATHLEEN_FIRST = ("rhasspy/dataset-voice-cathy", "3d825072be5be3b262bc3d577a901c9b6f17ad04")
 COQUI = ("coqui-ai/TTS", "dbf1a08a0d4e47fdad6172e433eeb34bc6b13b4e")
 AUTOVC = ("auspicious3000/autovc", "c1827a60e83e6d26030b8953843b2f7cf2bd36db")
-MSC = ("RichardSterry/msc-project", "638c3e775250ba3a7f050ae350b859648400f854")
 LHOTSE = ("lhotse-speech/lhotse", "a79cc864e4275f6342bb94261313526a14d385fb")
-RESEMBLYZER = ("resemble-ai/Resemblyzer", "15d828edebe06bc72b9cabc8ef8ca5ab2cb457ce")
 
-LIBRI_LICENCE = "CC-BY-4.0 (LibriSpeech, Vassil Panayotov 2014)"
-VCTK_LICENCE = "CC-BY-4.0 (CSTR VCTK Corpus, University of Edinburgh)"
-ARCTIC_LICENCE = "CMU ARCTIC licence (free use, modification and redistribution with notice)"
 LJ_LICENCE = "Public domain (LJ Speech Dataset, Keith Ito 2017; LibriVox recordings)"
 KATHLEEN_LICENCE = "CC0-1.0 (Voice Dataset Kathleen, Rhasspy / Michael Hansen)"
 JFK_LICENCE = "Public domain (US Government work: J. F. Kennedy's inaugural address, 1961)"
@@ -147,16 +153,6 @@ def vctk_speakers(mirrors: Path) -> dict[str, tuple[str, str, str]]:
                             f"{r['accents']} ({r['region']})" if r["region"] else r["accents"])
             for r in rows}
 
-
-def libri_sexes(mirrors: Path) -> dict[str, str]:
-    text = git_show(mirrors, *RESEMBLYZER, "audio_data/librispeech_train-clean-100/SPEAKERS.TXT")
-    sexes: dict[str, str] = {}
-    for line in text.decode("utf-8").splitlines():
-        if line.startswith(";") or "|" not in line:
-            continue
-        parts = [p.strip() for p in line.split("|")]
-        sexes[parts[0]] = {"F": "female", "M": "male"}[parts[1]]
-    return sexes
 
 
 #: accents of the CMU ARCTIC speakers in tests/data/real_speech (CMU's speaker notes; the
@@ -265,7 +261,7 @@ def main() -> None:
     sup = next(s for t in manifest[0]["tracks"] for s in t["cut"]["supervisions"]
                if s["id"] == LIBRI_LHOTSE)
     spk = LIBRI_LHOTSE.split("-")[0]
-    add(f"ls-{LIBRI_LHOTSE}", "LibriSpeech dev-clean", spk, libri_sexes(args.mirrors)[spk],
+    add(f"ls-{LIBRI_LHOTSE}", "LibriSpeech dev-clean", spk, libri_speakers(args.mirrors)[spk],
         "not recorded (LibriVox reader)", LHOTSE,
         f"test/fixtures/mix_cut_test/audio/storage/{LIBRI_LHOTSE}.flac", LIBRI_LICENCE,
         sup["text"], "dataset: LibriSpeech dev-clean 2412-153948.trans.txt line (lhotse "
