@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ._util.deps import require
+from ._util.procs import usable_cpus
 from .errors import ConfigError
 
 __all__ = [
@@ -44,10 +44,7 @@ log = logging.getLogger(__name__)
 
 def default_workers() -> int:
     """Worker processes for CPU work: the CPUs this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def check_workers(workers: object) -> int | None:

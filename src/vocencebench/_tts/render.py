@@ -29,7 +29,7 @@ from typing import Any, Final
 import numpy as np
 
 from .._util.deps import require
-from .._util.procs import WATCH_INTERVAL_S, die_with_parent
+from .._util.procs import WATCH_INTERVAL_S, die_with_parent, usable_cpus
 from ..audio import to_wav_bytes
 from ..errors import ConfigError, SynthesisError
 from .settings import ESPEAKNG_LOADER_VERSION, SAMPLE_RATE, EspeakSettings
@@ -281,15 +281,9 @@ def _template_main(conn: Connection, timeout: float, parent_pid: int | None = No
     conn.close()
 
 
-def _cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
 
 def _default_workers() -> int:
-    return min(_cpus(), 8)
+    return min(usable_cpus(), 8)
 
 
 def short_text(text: str) -> str:
@@ -329,7 +323,7 @@ def render_jobs(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
     n = _default_workers() if workers is None else workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-    n = min(n, _cpus())  # lanes are CPU-bound: more than the CPUs only costs memory
+    n = min(n, usable_cpus())  # lanes are CPU-bound: more than the CPUs only costs memory
     out: list[bytes | SynthesisError | None] = [None] * len(jobs)
     todo: deque[tuple[int, str, EspeakSettings]] = deque()
     settings_of: dict[int, EspeakSettings] = {}

@@ -38,8 +38,16 @@ from collections.abc import Iterator
 from types import FrameType
 
 __all__ = ["WATCH_INTERVAL_S", "die_with_parent", "pid_alive", "process_start",
-           "set_parent_death_signal", "sigterm_as_interrupt", "watch_process", "worker_init",
-           "worker_initargs"]
+           "set_parent_death_signal", "sigterm_as_interrupt", "usable_cpus", "watch_process",
+           "worker_init", "worker_initargs"]
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask; all of them off Linux), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
 
 #: Seconds between two checks of the parent watch.
 WATCH_INTERVAL_S = 0.25

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,8 @@ from ..corpus import (
     summarize_violations,
     write_corpus,
 )
-from ..errors import ConfigError
+from ..executor import default_workers
+from ._common import positive_int
 
 __all__ = ["register"]
 
@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
                    metavar="F", help="largest share of items (0-1) one four-word instruction "
                                      f"opening may cover (default {MAX_OPENING_SHARE}); "
                                      "1 disables the check")
-    c.add_argument("--workers", type=int, default=None, metavar="N",
+    c.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="processes that check the items of a large corpus (default: the "
                         "CPUs this process may use; 1 checks in this process; the result is "
                         "the same)")
@@ -86,10 +86,7 @@ def _line(v: Violation) -> str:
 def _check(args: argparse.Namespace) -> int:
     items = read_corpus(args.file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
-    workers = args.workers if args.workers is not None else len(os.sched_getaffinity(0)) \
-        if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if workers < 1:
-        raise ConfigError(f"--workers must be at least 1, not {workers}")
+    workers = args.workers if args.workers is not None else default_workers()
     problems = check_corpus(items, max_opening_share=share, workers=workers)
     pin = check_pin(args.file, items)
     if pin is not None:
