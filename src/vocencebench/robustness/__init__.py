@@ -67,7 +67,7 @@ from ..constants import (
 from ..decide import composite, decide, gate, lower_confidence_bound, margin
 from ..errors import ScoresError
 from ..schema import INCOMPLETE, Record, SampleScore
-from ..scores import decide_scores, read_scores
+from ..scores import read_scores
 from ._exact import (
     CHUNK_FLOATS,
     CountBlocks,
@@ -658,18 +658,16 @@ def robustness_of_file(
     table = read_scores(path)
     paired = table.pair(incumbent, challenger, allow_incomplete=allow_incomplete)
     lines = Path(path).read_text(encoding="utf-8").splitlines()
-
-    def row(item: str, system: str) -> SampleScore:
-        lineno = table.lines[(item, system)]
-        return _sample(table.source, lineno, json.loads(lines[lineno - 1]))
-
     labels = (paired.incumbent, paired.challenger)
-    unjudged = sum(any(json.loads(lines[table.lines[(i, sysname)] - 1]).get("unjudged")
-                       for sysname in labels) for i in paired.items)
-    if unjudged:
-        return unavailable(labels, decide_scores(path, incumbent=incumbent,
-                                                 challenger=challenger,
-                                                 allow_incomplete=allow_incomplete).winner,
+    # Each row of the pairing, parsed once: (line number, its JSON object).
+    raw = {(i, sysname): (table.lines[(i, sysname)],
+                          json.loads(lines[table.lines[(i, sysname)] - 1]))
+           for i in paired.items for sysname in labels}
+    unjudged = sum(any(raw[(i, sysname)][1].get("unjudged") for sysname in labels)
+                   for i in paired.items)
+    if unjudged:  # the winner decide_scores gives, from the table already read
+        return unavailable(labels, paired.decide().winner,
                            stopped_early_reason(unjudged, len(paired.items)))
-    pairs = [(row(i, paired.incumbent), row(i, paired.challenger)) for i in paired.items]
+    pairs = [(_sample(table.source, *raw[(i, labels[0])]),
+              _sample(table.source, *raw[(i, labels[1])])) for i in paired.items]
     return robustness(pairs, labels=labels)
