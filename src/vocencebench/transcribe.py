@@ -494,9 +494,6 @@ class OpenAITranscriber:
         self.model = model
         self._api_key = api_key
         self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
         host = parts.netloc.rpartition("@")[2]
         self._engine = f"openai-compatible@{host}/{model}"
         self._http = HttpClient(

@@ -13,6 +13,7 @@ same bytes.
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED, EARLY_STOP_BATCH, JUDGE_ORDER_SEED
@@ -25,33 +26,42 @@ __all__ = ["JudgeSchedule"]
 Range = tuple[float, float]
 
 
+@dataclass(eq=False)
 class JudgeSchedule:
-    """Which parked pairs to judge next, and when to stop (see the module docstring)."""
+    """Which parked pairs to judge next, and when to stop (see the module docstring).
 
-    def __init__(self, n: int, labels: tuple[str, str], *, batch: int = EARLY_STOP_BATCH,
-                 seed: int = JUDGE_ORDER_SEED, n_boot: int = BOOTSTRAP_N,
-                 boot_seed: int = BOOTSTRAP_SEED) -> None:
-        if batch < 1:
-            raise ValueError(f"batch must be >= 1, got {batch}")
-        self.n = n
-        self.labels = labels
-        self.batch = batch
-        self.seed = seed
-        # The decision's bootstrap (the run decides with the defaults; tests may pass less).
-        self.n_boot = n_boot
-        self.boot_seed = boot_seed
-        self._rank = {i: k for k, i in enumerate(judge_order(n, seed=seed))}
-        #: Item index → (its open state, its pair closed unjudged, its two S ranges), while
-        #: parked.
-        self._parked: dict[int, tuple[OpenItem, PairResult, tuple[Range, Range]]] = {}
-        self._released: set[int] = set()
-        #: Item index → its two S ranges once closed (None: incomplete, decides nothing).
-        self._known: dict[int, tuple[Range, Range] | None] = {}
-        self.needing_judge = 0
-        self.done = False
-        self.verdict: str | None = None
-        self.why = ""
-        self.trace: list[dict[str, Any]] = []
+    ``n`` items, in batches of ``batch`` pairs in the order seeded by ``seed``; ``n_boot`` /
+    ``boot_seed`` are the decision's bootstrap (the run decides with the defaults; tests may
+    pass less).
+    """
+
+    n: int
+    labels: tuple[str, str]
+    _: KW_ONLY
+    batch: int = EARLY_STOP_BATCH
+    seed: int = JUDGE_ORDER_SEED
+    n_boot: int = BOOTSTRAP_N
+    boot_seed: int = BOOTSTRAP_SEED
+    #: How many pairs were parked for the judge; whether the verdict is settled, which, why.
+    needing_judge: int = field(default=0, init=False)
+    done: bool = field(default=False, init=False)
+    verdict: str | None = field(default=None, init=False)
+    why: str = field(default="", init=False)
+    trace: list[dict[str, Any]] = field(default_factory=list, init=False)
+    #: Item index → (its open state, its pair closed unjudged, its two S ranges), while
+    #: parked.
+    _parked: dict[int, tuple[OpenItem, PairResult, tuple[Range, Range]]] = field(
+        default_factory=dict, init=False, repr=False)
+    _released: set[int] = field(default_factory=set, init=False, repr=False)
+    #: Item index → its two S ranges once closed (None: incomplete, decides nothing).
+    _known: dict[int, tuple[Range, Range] | None] = field(
+        default_factory=dict, init=False, repr=False)
+    _rank: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.batch < 1:
+            raise ValueError(f"batch must be >= 1, got {self.batch}")
+        self._rank = {i: k for k, i in enumerate(judge_order(self.n, seed=self.seed))}
 
     # -- what the engine tells the schedule
     def released(self, i: int) -> bool:

@@ -14,14 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._report.judge import behaviour_html, behaviour_lines, behaviour_markdown
-from .._util.text import (
-    html_attr_safe,
-    html_safe,
-    markdown_code,
-    markdown_fenced,
-    markdown_safe,
-    terminal_safe,
-)
+from .._util.text import html_attr_safe, html_safe, markdown_code, markdown_fenced
+from .._util.text import markdown_safe as md
+from .._util.text import terminal_safe as ts
 from ..charts import page_css, page_head, svg_open, unit_grid
 from ..clips import export_clips, find_cache, prune_clips, select_clips
 from ..constants import BOARD_DECISIVE_CLIPS, BOOTSTRAP_N, BOOTSTRAP_SEED
@@ -85,7 +80,6 @@ def render_summary(lb: Leaderboard) -> str:
     name and line from outside through :func:`~vocencebench._util.text.terminal_safe`)."""
     st = lb.standings
     m = lb.metadata
-    ts = terminal_safe
     name = {s: ts(s) for s in st.systems}
     lines = [f"vocencebench {ts(m.get('vocencebench', '?'))} leaderboard — {len(st.systems)} "
              f"systems, {len(lb.items)} items, corpus sha256 "
@@ -139,7 +133,6 @@ def render_markdown(lb: Leaderboard) -> str:
     """The leaderboard as Markdown."""
     st = lb.standings
     out = [f"# vocencebench leaderboard: {len(st.systems)} systems, {len(lb.items)} items", ""]
-    md = markdown_safe
     out += [f"> {md(s)}" for s in lb.status()]
     out += ["", "## Tiers", "",
             "A system is never ranked above a system that beats it; systems that beat each "

@@ -10,14 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .._util.text import (
-    html_attr_safe,
-    html_safe,
-    markdown_code,
-    markdown_fenced,
-    markdown_safe,
-    terminal_safe,
-)
+from .._util.text import html_attr_safe, html_safe, markdown_code, markdown_fenced, markdown_safe
+from .._util.text import terminal_safe as ts
 from ..charts import svg_open
 from ..errors import ConfigError
 from ._verdict import DEFENDED, NOT_TESTED, VULNERABLE, AttackRow, Duel
@@ -206,7 +200,6 @@ def _cells(row: AttackRow) -> tuple[str, ...]:
 def render_text(r: RedteamResult) -> str:
     """The plain-text table (printed by ``vocencebench redteam``); every string from outside
     through :func:`~vocencebench._util.text.terminal_safe`."""
-    ts = terminal_safe
     rows = [_COLUMNS, *(tuple(ts(c) for c in _cells(x)) for x in r.rows)]
     widths = [max(len(row[k]) for row in rows) for k in range(len(_COLUMNS) - 1)]
     lines = [*(ts(h) for h in _header(r)), ""]
