@@ -3,7 +3,7 @@ readers that are NOT in the shipped validation set (tests/data/real_speech), cut
 excerpts like the probe's clips. Nothing this script writes is committed: neither the audio
 nor any feature table. ``fit_gender.py`` reads the pool's audio (``pool.jsonl`` and the FLAC
 files) and computes the probe's own features from it on every run; what the repository
-keeps is only the fitted model, src/vocencebench/probes/_gender_weights.py. To refit or
+keeps is only the fitted model, src/vocencebench/probes/gender_model.json. To refit or
 re-measure, rebuild the pool with this script first.
 
 Run (needs the Resemblyzer repository as a bare git mirror, e.g. from the search tool's

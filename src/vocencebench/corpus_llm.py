@@ -154,8 +154,7 @@ class LLMCorpusWriter:
     # -- HTTP --------------------------------------------------------------------------
 
     def _retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=self.http_retries, backoff_s=self.backoff_s,
-                           max_backoff_s=max(self.backoff_s, 30.0))
+        return RetryPolicy.doubling(self.http_retries, self.backoff_s)
 
     def http_client(self, *, transport: httpx.BaseTransport | None = None,
                     sleep: Callable[[float], None] | None = None) -> HttpClient:

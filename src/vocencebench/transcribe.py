@@ -498,8 +498,7 @@ class OpenAITranscriber:
         self._engine = f"openai-compatible@{host}/{model}"
         self._http = HttpClient(
             "transcription server", timeout_s=timeout,
-            retry=RetryPolicy(max_retries=max_retries, backoff_s=backoff,
-                              max_backoff_s=max(backoff, 30.0)),
+            retry=RetryPolicy.doubling(max_retries, backoff),
             max_body_bytes=5_000_000, secrets=[api_key], transport=transport, sleep=sleep)
 
     @property

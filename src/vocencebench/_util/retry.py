@@ -18,11 +18,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ConfigError
 
 __all__ = [
+    "BACKOFF_CEILING_S",
     "FATAL_STATUSES",
     "RateLimiter",
     "RetryPolicy",
@@ -35,6 +36,10 @@ __all__ = [
 #: HTTP statuses that stop at once: retrying cannot change them, and the next request (same
 #: key, model, URL and shape) would get the same answer.
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 422})
+
+
+#: The longest wait (s) between two attempts of :meth:`RetryPolicy.doubling`.
+BACKOFF_CEILING_S: Final = 30.0
 
 
 def is_retry_status(status: int) -> bool:
@@ -68,6 +73,15 @@ class RetryPolicy:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {v!r}")
         if not (0.0 <= self.jitter <= 1.0):
             raise ConfigError(f"jitter must be in [0, 1], got {self.jitter!r}")
+
+    @classmethod
+    def doubling(cls, max_retries: int, backoff_s: float) -> RetryPolicy:
+        """``max_retries`` retries, the first after ``backoff_s`` seconds, doubling up to
+        :data:`BACKOFF_CEILING_S` (or ``backoff_s`` itself when that is longer), with the
+        default jitter: the policy of the clients that take only a count and a first step
+        (the OpenAI-compatible transcriber and speech server, the corpus writer)."""
+        return cls(max_retries=max_retries, backoff_s=backoff_s,
+                   max_backoff_s=max(backoff_s, BACKOFF_CEILING_S))
 
     def backoff(self, attempt: int, rand: float) -> float:
         """The wait (s) before retry ``attempt`` (0-based) when the server names none."""

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..decide import decide
 from ..early_stopping import decide_ranges
 from ..errors import ConfigError, ScoresError
 from ..schema import Decision
+
+if TYPE_CHECKING:
+    from ..scores import PairedScores
 
 __all__ = [
     "Cell",
@@ -96,6 +99,13 @@ class PairScores:
                 raise ScoresError(f"{self.incumbent} vs {self.challenger}: rows ≠ items")
         if self.incumbent == self.challenger:
             raise ScoresError(f"a pair needs two systems, got {self.incumbent!r} twice")
+
+    @classmethod
+    def from_paired(cls, paired: PairedScores) -> PairScores:
+        """The pair as a scores file pairs it (:meth:`vocencebench.scores.ScoresTable.pair`):
+        its items, both S and, when it stopped judging early, both ranges."""
+        return cls(paired.incumbent, paired.challenger, tuple(paired.items), tuple(paired.a),
+                   tuple(paired.b), bounds_a=paired.bounds_a, bounds_b=paired.bounds_b)
 
     @property
     def complete(self) -> bool:

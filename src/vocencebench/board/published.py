@@ -48,9 +48,7 @@ def standings_from_scores(
             if f not in tables:
                 tables[f] = read_scores(p / f)
             paired = tables[f].pair(cell["incumbent"], cell["challenger"])
-            out.append(PairScores(paired.incumbent, paired.challenger, paired.items,
-                                  paired.a, paired.b, bounds_a=paired.bounds_a,
-                                  bounds_b=paired.bounds_b))
+            out.append(PairScores.from_paired(paired))
         return rank(order, out, anchor=anc, allow_incomplete=bool(doc.get("allow_incomplete"))
                     or allow_incomplete)
     order2, prs = pairs_from_table(read_scores(p), systems, anchor=anchor)

@@ -380,7 +380,5 @@ def pairs_from_table(
         order = [anchor, *(s for s in order if s != anchor)]
     out = []
     for x, y in pair_order(order, anchor):
-        paired = table.pair(x, y)
-        out.append(PairScores(x, y, tuple(paired.items), tuple(paired.a), tuple(paired.b),
-                              bounds_a=paired.bounds_a, bounds_b=paired.bounds_b))
+        out.append(PairScores.from_paired(table.pair(x, y)))
     return tuple(order), tuple(out)

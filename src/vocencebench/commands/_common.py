@@ -22,9 +22,9 @@ __all__ = [
     "OneLineParser",
     "add_corpus_arguments",
     "add_economy_arguments",
-    "add_force_argument",
     "add_instrument_arguments",
     "add_judge_flags",
+    "add_run_arguments",
     "announce_skipped_canaries",
     "default_label",
     "err",
@@ -133,11 +133,21 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
                    help="run on the held-out partition defined by this private salt")
 
 
-def add_force_argument(p: argparse.ArgumentParser) -> None:
-    """``--force``: write into a directory that is not ours (:func:`~vocencebench.outputs.
-    claim_directory`)."""
+def add_run_arguments(p: argparse.ArgumentParser, *, no_cache_help: str) -> None:
+    """The flags of every command that runs systems (``run``, ``demo``, ``leaderboard``,
+    ``redteam``): ``--workers``, ``--cache``, ``--no-cache`` (``no_cache_help`` says what
+    each keeps without one), ``--force`` (write into a directory that is not ours:
+    :func:`~vocencebench.outputs.claim_directory`) and ``--skip-canaries``."""
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="worker processes for CPU work: analysis and probes (default: every "
+                        "CPU this process may use)")
+    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
+    p.add_argument("--no-cache", action="store_true", help=no_cache_help)
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")
+    p.add_argument("--skip-canaries", action="store_true",
+                   help="do not check the probes and the judge against the known-answer "
+                        "canaries first (the reports then say they were skipped)")
 
 
 def default_label(spec: str) -> str:

@@ -26,9 +26,9 @@ from ._common import (
     EXIT_MISMATCH,
     add_corpus_arguments,
     add_economy_arguments,
-    add_force_argument,
     add_instrument_arguments,
     add_judge_flags,
+    add_run_arguments,
     announce_skipped_canaries,
     cache_file,
     checked_items,
@@ -91,18 +91,11 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
     p.add_argument("--out", default=None, help="output directory (default runs/leaderboard)")
-    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="keep no cache after the run (clips are still shared across pairs)")
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="worker processes for probes")
+    add_run_arguments(
+        p, no_cache_help="keep no cache after the run (clips are still shared across pairs)")
     p.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="decide a pair on its complete items when an instrument failed on some")
-    p.add_argument("--skip-canaries", action="store_true",
-                   help="do not check the probes and the judge against the known-answer "
-                        "canaries first (the reports then say they were skipped)")
-    add_force_argument(p)
     add_economy_arguments(p, dry_run=False)
     p.add_argument("--dry-run", action="store_true",
                    help="print the mode, the judge calls, tokens per call and their estimated "

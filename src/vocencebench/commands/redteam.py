@@ -17,9 +17,9 @@ from typing import Any
 from ..errors import CanaryError, ConfigError
 from ._common import (
     EXIT_INCOMPLETE,
-    add_force_argument,
     add_instrument_arguments,
     add_judge_flags,
+    add_run_arguments,
     announce_skipped_canaries,
     cache_file,
     make_probes,
@@ -108,15 +108,8 @@ def register(sub: Any) -> None:
     add_instrument_arguments(p)
     p.add_argument("--out", default="runs/redteam", help="output directory (default "
                    "runs/redteam)")
-    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="no persistent cache (a temporary one still shares work across duels)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help="worker processes for the analysis (default: all CPUs)")
-    p.add_argument("--skip-canaries", action="store_true",
-                   help="do not check the probes and the judge against the known-answer "
-                        "canaries first (the reports then say they were skipped)")
-    add_force_argument(p)
+    add_run_arguments(
+        p, no_cache_help="no persistent cache (a temporary one still shares work across duels)")
     p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")
     p.set_defaults(func=_cmd_redteam)
 

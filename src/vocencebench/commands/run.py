@@ -20,8 +20,8 @@ from ._common import (
     EXIT_INCOMPLETE,
     add_corpus_arguments,
     add_economy_arguments,
-    add_force_argument,
     add_instrument_arguments,
+    add_run_arguments,
     announce_skipped_canaries,
     cache_file,
     checked_items,
@@ -181,15 +181,8 @@ def _duel_arguments(p: argparse.ArgumentParser) -> None:
     """The flags ``run`` and ``demo`` share."""
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="worker processes for CPU work (default: the CPUs available)")
-    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     p.add_argument("--out", default=None, help="output directory of the run")
-    add_force_argument(p)
-    p.add_argument("--skip-canaries", action="store_true",
-                   help="do not check the probes and the judge against the known-answer "
-                        "canaries first (the report then says they were skipped)")
+    add_run_arguments(p, no_cache_help="do not read or write a cache")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="when an instrument failed on some items, decide on the complete "
                         "ones (the reason says so) instead of naming no winner (exit 3)")

@@ -80,8 +80,7 @@ class OpenAISpeechAdapter:
         self.system_id = f"openai-speech:{self.base_url}#{model}#{voice}"
         self._http = HttpClient(
             "speech server", timeout_s=timeout,
-            retry=RetryPolicy(max_retries=max_retries, backoff_s=backoff,
-                              max_backoff_s=max(backoff, 30.0)),
+            retry=RetryPolicy.doubling(max_retries, backoff),
             max_body_bytes=max_bytes or DEFAULT_MAX_BYTES, secrets=[self._key],
             transport=transport, sleep=sleep,
             limiter=RateLimiter(requests_per_minute, sleep=sleep or time.sleep))
