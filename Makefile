@@ -44,7 +44,10 @@ venv: $(VENV)/.stamp-test
 demo: $(VENV)/.stamp-demo
 	$(VENV)/bin/vocencebench demo
 
-PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
+# -n auto: one pytest-xdist worker per CPU this process may use (sched_getaffinity); the suite
+# waits on subprocesses, servers and Chromium much of the time, so two workers on two cores
+# take it from 12.4 to 7.8 minutes (docs/performance.md). Tests share no path, port or state.
+PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q -n auto
 
 test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
 	$(PYTEST)
