@@ -44,17 +44,21 @@ venv: $(VENV)/.stamp-test
 demo: $(VENV)/.stamp-demo
 	$(VENV)/bin/vocencebench demo
 
-# -n auto: one pytest-xdist worker per CPU this process may use (sched_getaffinity); the suite
-# waits on subprocesses, servers and Chromium much of the time, so two workers on two cores
-# take it from 12.4 to 7.8 minutes (docs/performance.md). Tests share no path, port or state.
-PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q -n auto
+# The suite runs on one pytest-xdist worker per CPU this process may use (-n auto, from
+# sched_getaffinity): it waits on subprocesses, servers and Chromium much of the time, so two
+# workers on two cores take it from 12.4 to about 8 minutes (docs/performance.md). The tests
+# marked `signals` (a real run interrupted or killed, then waited for) run afterwards on their
+# own, serially: beside a second worker their waits compete for the CPU.
+PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
 
 test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
-	$(PYTEST)
+	$(PYTEST) -n auto -m "not signals"
+	$(PYTEST) -m signals
 
 # Everything but @pytest.mark.slow (end-to-end runs, real-speech sets, subprocess kills).
 test-fast: $(VENV)/.stamp-test $(VENV)/.stamp-reference
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -n auto -m "not slow and not signals"
+	$(PYTEST) -m "signals and not slow"
 
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -25,7 +25,8 @@ import pytest
 
 from repo_paths import SRC
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="POSIX signals"),
+              pytest.mark.signals]
 
 LINE = ("vocencebench: interrupted; finished work is kept in the cache, run the same command "
         "to resume.")

@@ -25,8 +25,9 @@ from proc_tools import alive, cmdline, wait_gone
 from repo_paths import SRC
 from vocencebench.adapters import CommandAdapter
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="reads the process tree from /proc")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="reads the process tree from /proc"),
+              pytest.mark.signals]
 
 
 def _sleepers(seconds: str) -> set[int]:

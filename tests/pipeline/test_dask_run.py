@@ -91,6 +91,7 @@ def _rows(path: Path, table: str) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.signals
 def test_a_worker_killed_mid_run_changes_no_score(tmp_path: Path) -> None:
     local = _run("serial", tmp_path / "local.sqlite")
     with _cluster(tmp_path) as (address, workers):

@@ -29,8 +29,9 @@ from vocencebench.adapters import CLIP_MAX_BYTES, CommandAdapter, DirectoryAdapt
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
 from vocencebench.schema import Item
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="reads the process tree from /proc")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="reads the process tree from /proc"),
+              pytest.mark.signals]
 
 SRC = str(SRC_DIR)
 
@@ -54,6 +55,8 @@ import json, sys, time
 
 
 def main():
+    import faulthandler, signal
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test's view of a hang
     import vocencebench as vb
     from vocencebench._util.procs import sigterm_as_interrupt
     from vocencebench.cache import Cache
@@ -128,6 +131,18 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], phase: str) -> set[int]:
         time.sleep(0.02)
 
 
+def _ended(proc: subprocess.Popen[bytes], err: Path, timeout: float = 60.0) -> int:
+    """The run's exit status once it ends; a run still going after ``timeout`` s fails the
+    test with every thread's stack (the run script dumps them on SIGUSR1)."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(2.0)
+        pytest.fail(f"the run had not ended {timeout:g} s after the signal; its threads:\n"
+                    + err.read_text(errors="replace")[-12000:])
+
+
 def _reap(pids: set[int]) -> None:
     for p in pids:  # never leave a leak behind for the next test
         if alive(p):
@@ -163,10 +178,11 @@ def test_an_interrupted_run_ends_with_one_line_and_resumes(tmp_path: Path, how: 
             os.killpg(proc.pid, signal.SIGINT)
         else:  # `kill PID`: the main process only
             os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=60) == 130
+        assert _ended(proc, err) == 130
         assert not wait_gone(snapshot, proc.pid, 5.0)
     finally:
-        _reap(session(proc.pid) | descendants(proc.pid))
+        _reap(session(proc.pid) | descendants(proc.pid) | {proc.pid})
+        proc.wait()  # reaped here: a failure leaves no zombie to warn in the next test
         if proc.stdout is not None:
             proc.stdout.close()
     lines = err.read_text().splitlines()

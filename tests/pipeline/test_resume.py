@@ -108,6 +108,7 @@ def _lines(path: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.signals
 def test_sigkill_mid_judging_then_resume(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     judge = _Judge(delay_s=0.2, hold_after=6)

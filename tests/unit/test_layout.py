@@ -161,3 +161,20 @@ def test_the_architecture_page_names_only_modules_that_exist() -> None:
                       if not any(x == d or x.endswith("/" + d) for x in dirs))
     assert len(files) > 40 and packages, "architecture.md names too few modules"
     assert not missing, f"architecture.md names modules that do not exist: {missing}"
+
+
+def test_every_data_file_of_the_package_is_shipped() -> None:
+    """Each tracked file under src/vocencebench that is not Python matches a package-data
+    glob of pyproject.toml, so a wheel carries what the code reads (the corpus, the canary
+    clips, the listening page's assets, the gender model's weights)."""
+    import fnmatch
+    import tomllib
+
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["vocencebench"]
+    tracked = subprocess.run(["git", "ls-files", "src/vocencebench"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+    data = [p.removeprefix("src/vocencebench/") for p in tracked if not p.endswith(".py")]
+    assert "probes/gender_model.json" in data
+    unshipped = [p for p in data if not any(fnmatch.fnmatchcase(p, g) for g in globs)]
+    assert not unshipped, f"not in [tool.setuptools.package-data]: {unshipped}"
