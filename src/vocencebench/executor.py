@@ -183,6 +183,15 @@ class LocalExecutor:
         if pool is None:
             return
         procs = list((getattr(pool, "_processes", None) or {}).values())
+        # The pool's feeder thread may be blocked writing a unit (a whole clip: more than a
+        # pipe holds) to the workers killed below. CPython closes that pipe when it notices the
+        # dead workers, unless its manager thread dies first (it raises InvalidStateError on a
+        # future cancelled outside the pool); then the exit would wait for the feeder forever.
+        # The queue is not joined at exit: its pending units are lost anyway.
+        call_queue = getattr(pool, "_call_queue", None)
+        if call_queue is not None:
+            with contextlib.suppress(Exception):
+                call_queue.cancel_join_thread()
         for p in procs:
             with contextlib.suppress(Exception):
                 p.kill()

@@ -252,7 +252,8 @@ class Engine(EventLoop):
         """Stop the stage threads; ``now`` (an interrupt) waits for nothing and kills the
         executor's running units (finished work is already in the cache)."""
         for f in list(self._in_flight):
-            f.cancel()
+            if not (now and self._runner.owns(f)):  # those the runner's abort stops below
+                f.cancel()
         if now:  # a stage thread waiting on a command system would outlive the interrupt
             kill_running_commands()
         pools = [*self._synth_threads, self._judge_threads, self._batch_threads]

@@ -8,6 +8,7 @@ import abc
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -168,6 +169,8 @@ class Runner:
             self.remote = True
             self.limit = max(2, 4 * int(getattr(executor, "workers", 1) or 1))
         self.is_dask = getattr(executor, "name", "") == "dask"
+        #: Units on a local process pool: an interrupt leaves them to the pool's own abort.
+        self._pooled: weakref.WeakSet[Future[Any]] = weakref.WeakSet()
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpu: bool = False) -> Future[Any]:
         if self._threads is not None:
@@ -177,7 +180,22 @@ class Runner:
             fut: Future[Any] = self._exe.submit(fn, job, resources=res)
             return fut
         fut = self._exe.submit(fn, job)
+        if self.aborts:
+            self._pooled.add(fut)
         return fut
+
+    @property
+    def aborts(self) -> bool:
+        """True when :meth:`close` with ``now`` stops this runner's units itself (a local
+        process pool's ``abort``): their futures are the pool's to cancel. Cancelling one beside
+        the pool can kill CPython's pool manager thread, and then the interrupted run's exit
+        hangs (:meth:`vocencebench.executor.LocalExecutor.abort`)."""
+        return (self.remote and not self.is_dask
+                and callable(getattr(self._exe, "abort", None)))
+
+    def owns(self, fut: Future[Any]) -> bool:
+        """Whether ``fut`` is a unit that :meth:`close` with ``now`` stops (see :attr:`aborts`)."""
+        return fut in self._pooled
 
     def close(self, *, now: bool = False) -> None:
         if self._threads is not None:
