@@ -48,7 +48,8 @@ demo: $(VENV)/.stamp-demo
 # sched_getaffinity): it waits on subprocesses, servers and Chromium much of the time, so two
 # workers on two cores take it from 12.4 to about 8 minutes (docs/performance.md). The tests
 # marked `signals` (a real run interrupted or killed, then waited for) run afterwards on their
-# own, serially: beside a second worker their waits compete for the CPU.
+# own, serially: what they wait for is timed by the scheduler, and beside a second worker it
+# competes for the CPU.
 PYTEST := VOCENCE_SPEECHBRAIN_SRC=$(REFERENCE)/speechbrain/speechbrain $(PY) -m pytest -q
 
 test: $(VENV)/.stamp-test $(VENV)/.stamp-reference
