@@ -6,6 +6,22 @@ import os
 import time
 from pathlib import Path
 
+#: A transcriber that takes a second per clip, as the source of a module of its own
+#: (``slowasr.py``, class ``SlowASR``) so that forkserver workers can import it: it keeps an
+#: analysis pool busy long enough to be interrupted or killed in the middle.
+SLOW_ASR_MODULE = """
+import time
+from vocencebench.transcribe import Transcript
+
+
+class SlowASR:
+    engine = "slow-asr@1"
+
+    def __call__(self, wav):
+        time.sleep(1.0)
+        return Transcript("hello", self.engine)
+"""
+
 
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, session id) of ``pid``, or None when it is gone."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from proc_tools import SLOW_ASR_MODULE
 from repo_paths import SRC
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -59,16 +60,8 @@ if __name__ == "__main__":
 _RUN = """
 import json, os, signal, sys, threading, time
 import vocencebench as vb
+from slowasr import SlowASR
 from vocencebench.executor import LocalExecutor
-from vocencebench.transcribe import Transcript
-
-
-class SlowASR:
-    engine = "slow-asr@1"
-
-    def __call__(self, wav):
-        time.sleep(1.0)
-        return Transcript("hello", self.engine)
 
 
 class Watched(LocalExecutor):
@@ -114,6 +107,7 @@ if __name__ == "__main__":
 
 def _run_script(tmp: Path, name: str, body: str) -> subprocess.CompletedProcess[str]:
     (tmp / "slowunit.py").write_text(_SLOW)
+    (tmp / "slowasr.py").write_text(SLOW_ASR_MODULE)
     (tmp / name).write_text(body)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp)])}
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from judge_fakes import tone_wav
-from proc_tools import alive, cmdline, descendants, session, wait_gone
+from proc_tools import SLOW_ASR_MODULE, alive, cmdline, descendants, session, wait_gone
 from repo_paths import SRC as SRC_DIR
 from vocencebench.adapters import CLIP_MAX_BYTES, CommandAdapter, DirectoryAdapter
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
@@ -34,21 +34,6 @@ pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
               pytest.mark.signals]
 
 SRC = str(SRC_DIR)
-
-# A slow transcriber in a module of its own, so forkserver workers can import it: it keeps
-# the analysis pool busy long enough to be killed in the middle.
-_SLOW_ASR = """
-import time
-from vocencebench.transcribe import Transcript
-
-
-class SlowASR:
-    engine = "slow-asr@1"
-
-    def __call__(self, wav):
-        time.sleep(1.0)
-        return Transcript("hello", self.engine)
-"""
 
 _RUN = """
 import json, sys, time
@@ -105,7 +90,7 @@ def _as_in_a_terminal() -> None:
 
 
 def _start(tmp: Path, phase: str) -> tuple[subprocess.Popen[bytes], Path]:
-    (tmp / "slowasr.py").write_text(_SLOW_ASR)
+    (tmp / "slowasr.py").write_text(SLOW_ASR_MODULE)
     (tmp / "run.py").write_text(_RUN)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(tmp)])}
     err = tmp / f"stderr-{phase}.txt"
