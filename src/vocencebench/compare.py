@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
@@ -41,23 +42,21 @@ from .specs import make_executor
 from .traits import TRAITS, TraitRegistry, unscored_words
 from .transcribe import Transcriber
 
-__all__ = ["Head2Head", "benchmark", "cached_clips", "clip_key", "compare_models",
-           "status_lines"]
+__all__ = ["Head2Head", "RunKeywords", "RunSettings", "benchmark", "cached_clips", "clip_key",
+           "compare_models", "status_lines"]
 
 Concurrency = int | tuple[int | None, int | None] | None
 
 
-class _RunKeywords(TypedDict, total=False):
-    """The keywords :func:`benchmark` and :func:`compare_models` share; their defaults are
-    those of ``_run``."""
+class RunKeywords(TypedDict, total=False):
+    """The run options :func:`benchmark`, :func:`compare_models` and
+    :func:`vocencebench.board.leaderboard` share; their defaults are :class:`RunSettings`'s."""
 
     probes: Any
     transcriber: Any
-    labels: tuple[str, str]
     cache: Cache | str | os.PathLike[str] | None
     workers: int | None
     executor: Executor | str | None
-    progress: bool
     consistent: bool
     votes: int
     judge_concurrency: int
@@ -68,8 +67,49 @@ class _RunKeywords(TypedDict, total=False):
     stop_when_decided: bool
 
 
+class _DuelKeywords(RunKeywords, total=False):
+    """The keywords of :func:`benchmark` and :func:`compare_models`: the shared ones plus the
+    two that a leaderboard sets itself (each pair's labels, and progress bars)."""
+
+    labels: tuple[str, str]
+    progress: bool
+
+
 #: The systems' labels unless told otherwise.
 _LABELS = ("a", "b")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """One run's options, each default written down once: the keywords of
+    :func:`benchmark` (:class:`RunKeywords` plus ``labels`` and ``progress``), read by
+    :func:`benchmark`, :func:`compare_models` and :func:`vocencebench.board.leaderboard`.
+    An unknown keyword is a ``TypeError``, as for any function."""
+
+    probes: Any = "default"
+    transcriber: Any = None
+    labels: tuple[str, str] = _LABELS
+    cache: Cache | str | os.PathLike[str] | None = None
+    workers: int | None = None
+    executor: Executor | str | None = None
+    progress: bool = True
+    consistent: bool = True
+    votes: int = 1
+    judge_concurrency: int = 4
+    all_at_once: bool = False
+    registry: TraitRegistry | None = None
+    allow_incomplete: bool = False
+    canaries: bool = True
+    stop_when_decided: bool = False
+
+    def probe_set(self) -> Any:
+        """``probes`` with ``"default"`` made :func:`vocencebench.default_probes` over the
+        run's registry (else :data:`~vocencebench.traits.TRAITS`); anything else as given."""
+        if isinstance(self.probes, str) and self.probes == "default":
+            from .probes import default_probes
+
+            return default_probes(registry=self.registry or TRAITS)
+        return self.probes
 
 
 def status_lines(transcriber: Any, judge: Any, probes: Any,
@@ -216,35 +256,20 @@ def _run(
     metadata: Mapping[str, Any],
     concurrency: Concurrency = None,
     max_in_flight: int = DEFAULT_WINDOW,
-    probes: ProbeSuite | str | None = "default",
-    transcriber: Transcriber | None = None,
-    labels: tuple[str, str] = _LABELS,
-    cache: Cache | str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    executor: Executor | str | None = None,
-    progress: bool = True,
-    consistent: bool = True,
-    votes: int = 1,
-    judge_concurrency: int = 4,
-    all_at_once: bool = False,
-    registry: TraitRegistry | None = None,
-    allow_incomplete: bool = False,
-    canaries: bool = True,
-    stop_when_decided: bool = False,
+    settings: RunSettings,
 ) -> Head2Head:
+    s = settings
+    labels, transcriber = s.labels, s.transcriber
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
     for lab in labels:
         if lab in (INCOMPLETE, "tie"):
             raise ConfigError(f"{lab!r} cannot label a system: it is a decision outcome")
-    if isinstance(probes, str) and probes == "default":
-        from .probes import default_probes
-
-        probes = default_probes(registry=registry or TRAITS)
+    probes = s.probe_set()
     _check_components(probes, transcriber, judge)
     assert not isinstance(probes, str)  # refused above
-    reg = registry or (probes.registry if probes is not None else TRAITS)
-    if judge_concurrency < 1 or votes < 1 or max_in_flight < 1:
+    reg = s.registry or (probes.registry if probes is not None else TRAITS)
+    if s.judge_concurrency < 1 or s.votes < 1 or max_in_flight < 1:
         raise ConfigError("judge_concurrency, votes and max_in_flight must be ≥ 1")
     conc = _concurrency(concurrency)
     from .corpus import validate_corpus
@@ -257,16 +282,16 @@ def _run(
     _check_probes(probes, reg)
     dims = covered_dimensions(probes.traits if probes is not None else (), judge is not None,
                               reg)
-    store = _open_cache(cache)
-    own_store = cache is not None and not isinstance(cache, Cache)
+    store = _open_cache(s.cache)
+    own_store = s.cache is not None and not isinstance(s.cache, Cache)
     scratch_dir: str | None = None
     scratch: Cache | None = None
     exe: Any = None
-    own_executor = not callable(getattr(executor, "map_unordered", None))
+    own_executor = not callable(getattr(s.executor, "map_unordered", None))
     try:
-        exe = (make_executor(executor if isinstance(executor, str) else None, workers=workers,
-                             units=2 * len(items))
-               if own_executor else executor)
+        exe = (make_executor(s.executor if isinstance(s.executor, str) else None,
+                             workers=s.workers, units=2 * len(items))
+               if own_executor else s.executor)
         clip_stores: list[Cache] = []
         for hk in hooks:
             if hk.cache_clips and not isinstance(store, NullCache):
@@ -290,34 +315,34 @@ def _run(
         engine = Engine(
             items, systems, hooks,
             options=RunOptions(labels=labels, registry=reg, dimensions=dims,
-                               consistent=consistent, votes=votes,
-                               judge_concurrency=judge_concurrency, all_at_once=all_at_once,
-                               concurrency=conc, window=max_in_flight, progress=progress,
-                               stop_when_decided=stop_when_decided),
+                               consistent=s.consistent, votes=s.votes,
+                               judge_concurrency=s.judge_concurrency, all_at_once=s.all_at_once,
+                               concurrency=conc, window=max_in_flight, progress=s.progress,
+                               stop_when_decided=s.stop_when_decided),
             probes=probes, transcriber=transcriber, judge=run_judge, store=store,
             clip_stores=(clip_stores[0], clip_stores[1]), executor=exe, dask=dask,
-            preflight=preflight if canaries else None,
+            preflight=preflight if s.canaries else None,
         )
         pairs = engine.run()
-        decision = decide_pairs(pairs, labels, allow_incomplete=allow_incomplete)
+        decision = decide_pairs(pairs, labels, allow_incomplete=s.allow_incomplete)
         meta: dict[str, Any] = dict(metadata)
-        meta.update(_run_metadata(items, probes, transcriber, judge, consistent, votes, exe,
-                                  reg, dims))
+        meta.update(_run_metadata(items, probes, transcriber, judge, s.consistent, s.votes,
+                                  exe, reg, dims))
         meta["systems"] = {labels[0]: hooks[0].system_id, labels[1]: hooks[1].system_id,
                            **dict(metadata.get("systems", {}))}
-        meta["judge_all_at_once"] = all_at_once
-        meta["canaries"] = canary_meta if canaries else {"ran": False, "skipped": True}
+        meta["judge_all_at_once"] = s.all_at_once
+        meta["canaries"] = canary_meta if s.canaries else {"ran": False, "skipped": True}
         meta["timings"] = {**dict(metadata.get("timings", {})), **engine.timings()}
         meta["status"] = status_lines(transcriber, judge, probes, reg)
-        meta["status"].append(canary_status(canary_meta if canaries else None))
+        meta["status"].append(canary_status(canary_meta if s.canaries else None))
         if engine.notes:  # work that did not run where the executor would have run it
             meta["status"].extend(engine.notes)
             meta["executor"]["notes"] = list(engine.notes)
         meta["cache"] = {"path": str(store.path), "hits": dict(store.hits),
                          "misses": dict(store.misses), "corrupt": dict(store.corrupt)}
         meta["incomplete"] = {"items": sum(p.incomplete is not None for p in pairs),
-                              "allowed": allow_incomplete, "stopped": engine.stop_reason}
-        if stop_when_decided:  # the key exists only when asked for: other runs keep their bytes
+                              "allowed": s.allow_incomplete, "stopped": engine.stop_reason}
+        if s.stop_when_decided:  # the key exists only when asked for: other runs keep their bytes
             meta["early_stopping"] = engine.early_stopping() or {
                 "enabled": True, "note": "no judge ran: nothing to stop"}
             meta["status"].append(_early_status(meta["early_stopping"]))
@@ -354,7 +379,7 @@ def benchmark(
     *,
     concurrency: Concurrency = None,
     max_in_flight: int = DEFAULT_WINDOW,
-    **settings: Unpack[_RunKeywords],
+    **settings: Unpack[_DuelKeywords],
 ) -> Head2Head:
     """Synthesise with both systems, analyse, judge and decide: the main job.
 
@@ -384,7 +409,8 @@ def benchmark(
     returned :class:`Head2Head` is incomplete (``decision.winner == "incomplete"``).
     """
     return _run(list(corpus), (model_a, model_b), judge, metadata={},
-                concurrency=concurrency, max_in_flight=max_in_flight, **settings)
+                concurrency=concurrency, max_in_flight=max_in_flight,
+                settings=RunSettings(**settings))
 
 
 def compare_models(
@@ -395,7 +421,7 @@ def compare_models(
     *,
     synthesis_failures: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
     metadata: Mapping[str, Any] | None = None,
-    **settings: Unpack[_RunKeywords],
+    **settings: Unpack[_DuelKeywords],
 ) -> Head2Head:
     """Score two sets of pre-synthesised clips (by position or by item id) and decide.
 
@@ -411,11 +437,12 @@ def compare_models(
             raise ConfigError(f"{len(clips)} clips for {len(items)} items")
         return {it.id: c for it, c in zip(items, clips, strict=True)}
 
-    labels = settings.get("labels", _LABELS)
+    run = RunSettings(**settings)
+    labels = run.labels
     given = (_GivenClips(align(clips_a), synthesis_failures[0], labels[0]),
              _GivenClips(align(clips_b), synthesis_failures[1], labels[1]))
     return _run(items, (given[0], given[1]), judge, metadata=dict(metadata or {}),
-                concurrency=None, max_in_flight=DEFAULT_WINDOW, **settings)
+                concurrency=None, max_in_flight=DEFAULT_WINDOW, settings=run)
 
 
 def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,

@@ -261,6 +261,11 @@ def test_runner_input_checks(items: list[vb.Item], probes: Any) -> None:
         _run(items, {"flat": systems["flat"]}, probes)
     with pytest.raises(ConfigError, match="empty"):
         _run([], systems, probes)
+    # Every pair is labelled with its systems' names; a keyword no run knows is refused too.
+    for bad in ({"labels": ("x", "y")}, {"vote": 3}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument {next(iter(bad))!r}"):
+            leaderboard(items, systems, None, probes=probes, **bad)  # type: ignore[arg-type]
+    assert all(s.calls == 0 for s in systems.values())
 
 
 @pytest.mark.slow

@@ -240,3 +240,27 @@ def test_cli_holdout_run_records_the_salt_digest_not_the_salt(tmp_path: Path) ->
     split = vb.split_holdout(vb.load_benchmark("benchmark_v1"), salt=salt)
     ran = [json.loads(line)["item"] for line in (out / "scores.jsonl").read_text().splitlines()]
     assert ran[::2] == [it.id for it in split.heldout[:2]]
+
+
+def test_the_run_options_have_their_defaults_in_one_place() -> None:
+    """``RunSettings`` holds every run option's default; ``benchmark``, ``compare_models`` and
+    ``leaderboard`` take those options through its keywords and declare none of their own, so
+    a default cannot drift between them."""
+    import dataclasses
+    import inspect
+
+    from vocencebench.board import leaderboard
+    from vocencebench.compare import RunKeywords, RunSettings
+
+    shared = set(RunKeywords.__optional_keys__)
+    fields = {f.name for f in dataclasses.fields(RunSettings)}
+    assert fields == shared | {"labels", "progress"}
+    for fn in (vb.benchmark, vb.compare_models, leaderboard):
+        declared = set(inspect.signature(fn).parameters)
+        assert declared & shared == set(), fn.__name__
+    assert RunSettings().probes == "default" and RunSettings().votes == 1
+    flat = EspeakSystem("espeak-flat")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'vote'"):
+        vb.benchmark(ITEMS, flat, EspeakSystem("espeak-follow"), vote=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'vote'"):
+        vb.compare_models(ITEMS, [None] * 4, [None] * 4, vote=3)  # type: ignore[call-arg]

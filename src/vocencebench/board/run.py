@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 from ..cache import Cache, NullCache
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
@@ -42,6 +42,9 @@ from .cells import PairScores, pair_order
 from .plan import JudgePlan, plan_judge_calls, system_order
 from .ranking import Standings, rank
 from .report import render_summary, save_leaderboard
+
+if TYPE_CHECKING:
+    from ..compare import RunKeywords
 
 __all__ = ["LEADERBOARD_KIND", "LEADERBOARD_SCHEMA_VERSION", "Leaderboard", "leaderboard"]
 
@@ -326,23 +329,11 @@ def leaderboard(
     judge: Any = None,
     *,
     anchor: str | None = None,
-    probes: Any = "default",
-    transcriber: Any = None,
-    cache: Cache | str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    executor: Any = None,
     progress: bool = False,
-    consistent: bool = True,
-    votes: int = 1,
-    judge_concurrency: int = 4,
-    all_at_once: bool = False,
-    registry: TraitRegistry | None = None,
-    allow_incomplete: bool = False,
     announce: Callable[[str], None] | None = None,
     n_boot: int = BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
-    canaries: bool = True,
-    stop_when_decided: bool = False,
+    **settings: Unpack[RunKeywords],
 ) -> Leaderboard:
     """Benchmark every system in ``systems`` (name → system) on ``items`` and decide every
     compared pair (all pairs, or with ``anchor`` the anchor against each other system).
@@ -350,8 +341,11 @@ def leaderboard(
     Each system is synthesised once; each pair runs through
     :func:`vocencebench.compare.compare_models` with one cache, so analyses and verdicts are
     shared. Without ``cache`` a temporary one lives for the run. ``announce`` receives the mode
-    and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. Other options are
-    those of :func:`vocencebench.benchmark`; as there, the run's trait ``registry`` defaults
+    and judge-cost lines (:meth:`JudgePlan.describe`) before any work starts. The other
+    options (``settings``: :class:`~vocencebench.compare.RunKeywords`, with the defaults of
+    :class:`~vocencebench.compare.RunSettings`) are those of :func:`vocencebench.benchmark`,
+    except ``labels`` (each pair is labelled with its systems' names) and ``progress`` (off
+    here unless asked for); as there, the run's trait ``registry`` defaults
     to the probe set's (else :data:`~vocencebench.traits.TRAITS`), and every pair, the judge
     plan, the canaries and the reports use that one. ``canaries`` runs the known-answer
     checks once, before the first pair and before anything is synthesised (the pairs do not
@@ -363,32 +357,33 @@ def leaderboard(
     """
     from ..adapters import check_distinct_identities, system_id
     from ..canaries import preflight, skipped_record, status_line
-    from ..compare import benchmark, status_lines
+    from ..compare import RunKeywords, RunSettings, benchmark, status_lines
     from ..specs import make_executor
 
+    unknown = sorted(set(settings) - set(RunKeywords.__optional_keys__))
+    if unknown:  # labels included: every pair is labelled with its systems' names
+        raise TypeError(f"leaderboard() got an unexpected keyword argument {unknown[0]!r}")
+    s = RunSettings(progress=progress, **settings)
     its = list(items)
     if not its:
         raise ConfigError("the corpus is empty: nothing to rank")
     check_distinct_identities(systems)
     order = system_order(list(systems), anchor)
     pairs = pair_order(order, anchor)
-    if isinstance(probes, str) and probes == "default":
-        from ..probes import default_probes
-
-        probes = default_probes(registry=registry or TRAITS)
-    reg: TraitRegistry = registry or getattr(probes, "registry", None) or TRAITS
+    probes = s.probe_set()
+    reg: TraitRegistry = s.registry or getattr(probes, "registry", None) or TRAITS
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if cache is None or isinstance(cache, NullCache):
+    if s.cache is None or isinstance(s.cache, NullCache):
         tmp = tempfile.TemporaryDirectory(prefix="vocencebench-board-")
         store = Cache(Path(tmp.name) / "cache.sqlite")
-    elif isinstance(cache, Cache):
-        store = cache
+    elif isinstance(s.cache, Cache):
+        store = s.cache
     else:
-        store = Cache(cache)
-    own_store = not isinstance(cache, Cache)
-    inner = (executor if hasattr(executor, "map_unordered")
-             else make_executor(executor if isinstance(executor, str) else None,
-                                workers=workers))
+        store = Cache(s.cache)
+    own_store = not isinstance(s.cache, Cache)
+    inner: Any = (s.executor if hasattr(s.executor, "map_unordered")
+                  else make_executor(s.executor if isinstance(s.executor, str) else None,
+                                     workers=s.workers))
     shared = _SharedExecutor(inner)
     calls_before = _usage_calls(judge) if judge is not None else None
     judge_cache = getattr(judge, "cache", None)
@@ -397,8 +392,8 @@ def leaderboard(
     corrupt0: dict[str, int] = {}
     try:
         plan = plan_judge_calls(its, systems, judge, anchor=anchor, cache=store,
-                                consistent=consistent, votes=votes, all_at_once=all_at_once,
-                                registry=reg, canaries=canaries)
+                                consistent=s.consistent, votes=s.votes,
+                                all_at_once=s.all_at_once, registry=reg, canaries=s.canaries)
         for line in plan.describe():
             if announce is not None:
                 announce(line)
@@ -408,7 +403,7 @@ def leaderboard(
         # Once, before any pair: every pair measures with the same instruments, and no system
         # (a paid API included) is called for an instrument that fails its known answers.
         canary_record = (preflight(probes=probes, judge=judge, cache=store, registry=reg)
-                         if canaries else skipped_record())
+                         if s.canaries else skipped_record())
         canary_line = status_line(canary_record)
         skipped = status_line(skipped_record())  # what each pair says of itself
         timings["canaries_s"] = time.perf_counter() - t_all
@@ -418,11 +413,11 @@ def leaderboard(
         for x, y in pairs:
             t0 = time.perf_counter()
             h = benchmark(
-                its, systems[x], systems[y], judge, probes=probes, transcriber=transcriber,
-                labels=(x, y), cache=store, executor=shared, progress=progress,
-                consistent=consistent, votes=votes, judge_concurrency=judge_concurrency,
-                all_at_once=all_at_once, registry=reg, canaries=False,  # checked above
-                stop_when_decided=stop_when_decided,
+                its, systems[x], systems[y], judge, probes=probes, transcriber=s.transcriber,
+                labels=(x, y), cache=store, executor=shared, progress=s.progress,
+                consistent=s.consistent, votes=s.votes, judge_concurrency=s.judge_concurrency,
+                all_at_once=s.all_at_once, registry=reg, canaries=False,  # checked above
+                stop_when_decided=s.stop_when_decided,
             )
             # The pair's record is the leaderboard's check, not "skipped".
             h.metadata["canaries"] = dict(canary_record)
@@ -444,7 +439,7 @@ def leaderboard(
         if tmp is not None:
             tmp.cleanup()
     standings = rank(order, [_pair_scores(x, y, runs[(x, y)]) for x, y in pairs],
-                     anchor=anchor, allow_incomplete=allow_incomplete, n_boot=n_boot,
+                     anchor=anchor, allow_incomplete=s.allow_incomplete, n_boot=n_boot,
                      seed=seed)
     calls_after = _usage_calls(judge) if judge is not None else None
     first = runs[pairs[0]].metadata
@@ -455,15 +450,15 @@ def leaderboard(
                               "executor") if k in first
     }
     meta["bootstrap"] = {"n_boot": n_boot, "seed": seed}
-    meta["judge_all_at_once"] = all_at_once
-    if stop_when_decided:  # only when asked for: other leaderboards keep their bytes
+    meta["judge_all_at_once"] = s.all_at_once
+    if s.stop_when_decided:  # only when asked for: other leaderboards keep their bytes
         meta["early_stopping"] = {
             f"{x} vs {y}": {k: v for k, v in runs[(x, y)].metadata.get(
                 "early_stopping", {}).items() if k != "evaluations"} for x, y in pairs}
     meta["timings"] = timings
     meta["cache"] = cache_meta
     meta["canaries"] = canary_record
-    status = [*plan.describe()[:1], *status_lines(transcriber, judge, probes, reg),
+    status = [*plan.describe()[:1], *status_lines(s.transcriber, judge, probes, reg),
               canary_line]
     if not standings.complete:
         bad = [f"{c.incumbent} vs {c.challenger}" for c in standings.cells if not c.decided]
