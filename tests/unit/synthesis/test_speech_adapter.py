@@ -7,8 +7,10 @@ empty/oversized answer is the system's own failure (SynthesisError).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import pickle
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -143,9 +145,19 @@ def test_any_audio_format_is_returned_as_sent(fmt: str, subtype: str, ctype: str
 
 @pytest.mark.slow
 def test_concurrent_calls_share_one_adapter() -> None:
+    # The 2nd and 3rd requests to arrive are answered only once both are open, so two are in
+    # flight together however loaded the machine is; an adapter that sent one request at a
+    # time would leave the first waiting alone until the barrier gives up.
+    both_open = threading.Barrier(2, timeout=30)
+    met: list[bool] = []
+
     def respond(call: Call) -> Reply:
         if call.index % 3 == 0:
             return Reply(status=429, body={}, headers={"retry-after-ms": "1"})
+        if call.index in (1, 2):
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_open.wait()
+                met.append(True)
         return audio_reply()
 
     with FakeJudgeServer("raw", respond) as srv:
@@ -155,7 +167,7 @@ def test_concurrent_calls_share_one_adapter() -> None:
         ad.close()
     assert all(o == WAV for o in outs)
     assert sorted(c.body["input"] for c in srv.calls if c.index % 3)  # every item was asked
-    assert srv.max_in_flight > 1
+    assert met == [True, True] and srv.max_in_flight > 1
 
 
 @pytest.mark.slow
