@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from typing import Any
 
 import pytest
@@ -344,10 +345,16 @@ def test_no_key_in_logs_repr_or_results(api: str, caplog: pytest.LogCaptureFixtu
 
 def test_async_compare_is_bounded_and_retries() -> None:
     slept: list[float] = []
+    # Calls 1 and 2 are held until both have arrived, so the two-at-once figure does not rest
+    # on the machine being idle enough for two 0.2 s replies to overlap. Call 2 never waits on
+    # call 1: the other slot holds either the 429's retry or the other coroutine's first unit.
+    both_in = threading.Barrier(2, timeout=30)
 
     def respond(call: Call) -> Reply:
         if call.index == 0:
             return Reply(status=429, body={}, headers={"Retry-After": "3"})
+        if call.index in (1, 2):
+            both_in.wait()
         r = prefers(CLIP_Y)(call)
         r.delay_s = 0.2
         return r
