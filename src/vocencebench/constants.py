@@ -32,6 +32,9 @@ __all__ = [
     "CALIBRATION_BOOTSTRAP_N",
     "CALIBRATION_CI",
     "COMPOSITE_TOLERANCE",
+    "CORPUS_SEED",
+    "CORPUS_SIZE",
+    "DIFFICULTY_MIX",
     "EARLY_STOP_BATCH",
     "EARLY_STOP_SLACK",
     "GATE_REPORT_CLIPS",
@@ -67,6 +70,12 @@ PROJECT_SEED: Final = 3151662
 BOOTSTRAP_SEED: Final = PROJECT_SEED
 #: Bootstrap resamples.
 BOOTSTRAP_N: Final = 2000
+#: Items in benchmark v1, the default size of a generated corpus.
+CORPUS_SIZE: Final = 496
+#: Seed of benchmark v1's balanced assignment: the project seed.
+CORPUS_SEED: Final = PROJECT_SEED
+#: Share of easy / normal / hard items in a generated corpus (496 → 174, 198, 124).
+DIFFICULTY_MIX: Final = (0.35, 0.40, 0.25)
 #: One-sided level: the LCB is the 100·α-th percentile of the resampled means.
 ALPHA: Final = 0.05
 

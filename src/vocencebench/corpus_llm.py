@@ -39,6 +39,7 @@ import httpx
 
 from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
 from ._util.retry import RetryPolicy
+from .constants import CORPUS_SIZE
 from .corpus import (
     CORPUS_SEED,
     Assignment,
@@ -263,7 +264,7 @@ class LLMCorpusWriter:
 
 def generate_llm_corpus(
     path: str | Path,
-    n: int = 496,
+    n: int = CORPUS_SIZE,
     seed: int = CORPUS_SEED,
     *,
     base_url: str | None = None,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..constants import PROJECT_SEED
+from ..constants import CORPUS_SEED, CORPUS_SIZE, DIFFICULTY_MIX
 from ..errors import ConfigError
 from ..traits import TRAITS, TraitRegistry
 
@@ -28,11 +28,6 @@ __all__ = [
     "difficulty_counts",
 ]
 
-#: Seed of benchmark v1's balanced assignment: the project's one seed (the bootstrap's).
-CORPUS_SEED = PROJECT_SEED
-
-#: Share of easy / normal / hard items.
-DIFFICULTY_MIX = (0.35, 0.40, 0.25)
 #: Categories of the hard tier (difficulty 2); easy and normal items are ``everyday``.
 HARD_CATEGORIES = ("tongue_twister", "numbers", "urls", "nested_clauses")
 CATEGORIES = ("everyday", *HARD_CATEGORIES)
@@ -104,7 +99,7 @@ class Assignment:
 
 
 def balanced_assignment(
-    n: int = 496,
+    n: int = CORPUS_SIZE,
     seed: int = CORPUS_SEED,
     *,
     registry: TraitRegistry = TRAITS,

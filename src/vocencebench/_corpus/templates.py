@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..constants import CORPUS_SEED, CORPUS_SIZE
 from ..errors import CorpusError
 from ..schema import Item
 from ..traits import TRAITS, TraitRegistry
 from .checks import script_key
-from .sampler import CORPUS_SEED, RawStream, balanced_assignment
+from .sampler import RawStream, balanced_assignment
 
 __all__ = ["generate_template_corpus", "person_noun"]
 
@@ -139,7 +140,7 @@ def _template_text(category: str, difficulty: int, stream: RawStream) -> str:
             f"{pick(_NESTED[3])} is {pick(_NESTED[4])}.")
 
 
-def generate_template_corpus(n: int = 496, seed: int = CORPUS_SEED, *,
+def generate_template_corpus(n: int = CORPUS_SIZE, seed: int = CORPUS_SEED, *,
                              registry: TraitRegistry = TRAITS) -> list[Item]:
     """A deterministic corpus built from templates on :func:`balanced_assignment`.
 
