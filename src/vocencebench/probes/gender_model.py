@@ -27,6 +27,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft as sfft
 
+from ._spectrum import FloatArray, band_sums, bin_ranges, frame_power, hann, mel_edges_hz
+
 if TYPE_CHECKING:
     from ..audio import Audio
 
@@ -46,8 +48,6 @@ __all__ = [
     "spectral_llr",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-
 #: Front-end rate (Hz), frame and hop (s), FFT size, mel bands and their range (Hz).
 RATE: Final = 8_000
 FRAME_S: Final = 0.025
@@ -62,56 +62,32 @@ N_CEPSTRA: Final = 19
 F0_MID_HZ: Final = 165.0
 
 
-def _mel(hz: FloatArray) -> FloatArray:
-    return np.asarray(2595.0 * np.log10(1.0 + hz / 700.0), dtype=np.float64)
-
-
 @functools.cache
-def _filterbank() -> tuple[FloatArray, FloatArray]:
-    """(Hann window, bins × bands triangular mel filters)."""
+def _filterbank() -> tuple[FloatArray, FloatArray, tuple[tuple[int, int], ...]]:
+    """(Hann window, bins × bands triangular mel filters, each filter's bin range)."""
     freqs = np.fft.rfftfreq(N_FFT, 1.0 / RATE)
-    mel = np.linspace(_mel(np.array(BAND_LO_HZ)), _mel(np.array(BAND_HI_HZ)), BANDS + 2)
-    edges = 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
+    edges = mel_edges_hz(BAND_LO_HZ, BAND_HI_HZ, BANDS + 2)
     fb = np.zeros((freqs.shape[0], BANDS), dtype=np.float64)
     for k in range(BANDS):
         lo, mid, hi = edges[k], edges[k + 1], edges[k + 2]
         fb[:, k] = np.clip(np.minimum((freqs - lo) / (mid - lo), (hi - freqs) / (hi - mid)),
                            0.0, None)
-    n = round(FRAME_S * RATE)
-    window = np.hanning(n + 2)[1:-1]
-    for a in (window, fb):
-        a.setflags(write=False)
-    return window, fb
+    fb.setflags(write=False)
+    return hann(round(FRAME_S * RATE)), fb, bin_ranges(fb)
 
 
 def frame_cepstra(x: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     """(cepstra frames × :data:`N_CEPSTRA`, frame centre times s) of a signal at :data:`RATE`."""
     y = np.asarray(x, dtype=np.float64)
-    window, fb = _filterbank()
+    window, fb, ranges = _filterbank()
     n, hop = window.shape[0], round(HOP_S * RATE)
     if y.shape[0] < n:
         return np.zeros((0, N_CEPSTRA)), np.zeros(0)
-    frames = np.lib.stride_tricks.sliding_window_view(y, n)[::hop]
-    spec = np.fft.rfft(frames * window, n=N_FFT, axis=1)
-    power = spec.real ** 2 + spec.imag ** 2
-    bands = np.empty((power.shape[0], BANDS), dtype=np.float64)
-    for k, (lo, hi) in enumerate(_supports()):  # no BLAS: its threads cost more than this
-        np.sum(power[:, lo:hi] * fb[lo:hi, k], axis=1, out=bands[:, k])
+    bands = band_sums(frame_power(y, window, hop, N_FFT), ranges, fb)
     logp = 10.0 * np.log10(np.maximum(bands, 1e-12))
-    times = (np.arange(frames.shape[0]) * hop + n / 2.0) / RATE
+    times = (np.arange(bands.shape[0]) * hop + n / 2.0) / RATE
     cep = sfft.dct(logp, type=2, norm="ortho", axis=1)[:, 1:N_CEPSTRA + 1]
     return np.ascontiguousarray(cep), times
-
-
-@functools.cache
-def _supports() -> tuple[tuple[int, int], ...]:
-    """(first bin, end bin) where each mel filter is non-zero."""
-    fb = _filterbank()[1]
-    out = []
-    for k in range(BANDS):
-        idx = np.flatnonzero(fb[:, k] > 0)
-        out.append((int(idx[0]), int(idx[-1]) + 1))
-    return tuple(out)
 
 
 def cepstra(audio: Audio, x: FloatArray, rate: int) -> tuple[FloatArray, FloatArray]:

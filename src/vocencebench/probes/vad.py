@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from ._spectrum import FloatArray, band_sums, bin_ranges, frame_power, hann, mel_edges_hz
+
 if TYPE_CHECKING:
     from ..audio import Audio
 
@@ -44,8 +46,6 @@ __all__ = [
     "VoiceActivity",
     "voice_activity",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 #: Frame hop and window (s).
 HOP_S: Final = 0.010
@@ -116,21 +116,15 @@ class VoiceActivity:
         return start, end, float(pauses.sum()) * self.hop, int(pauses.shape[0])
 
 
-def _mel(hz: float) -> float:
-    return 2595.0 * math.log10(1.0 + hz / 700.0)
-
-
 @functools.lru_cache(maxsize=16)
 def _layout(rate: int) -> tuple[int, int, FloatArray, FloatArray, float]:
     """(hop, n_fft, window, band matrix bins×bands, white-noise band power per unit variance)."""
     hop = max(1, round(HOP_S * rate))
     win_n = max(8, round(WINDOW_S * rate))
     n_fft = 1 << (win_n - 1).bit_length()
-    window = np.hanning(win_n + 2)[1:-1]
+    window = hann(win_n)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / rate)
-    hi = min(BAND_HI_HZ, 0.475 * rate)
-    mel = np.linspace(_mel(BAND_LO_HZ), _mel(hi), BANDS + 1)
-    edges = 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
+    edges = mel_edges_hz(BAND_LO_HZ, min(BAND_HI_HZ, 0.475 * rate), BANDS + 1)
     bands = np.zeros((freqs.shape[0], BANDS), dtype=np.float64)
     for k in range(BANDS):
         bands[(freqs >= edges[k]) & (freqs < edges[k + 1]), k] = 1.0
@@ -141,7 +135,6 @@ def _layout(rate: int) -> tuple[int, int, FloatArray, FloatArray, float]:
     # rfft of unit-variance white noise: E|X|² = Σw² per bin
     unit = float(np.sum(window ** 2))
     bands.setflags(write=False)
-    window.setflags(write=False)
     return hop, n_fft, window, bands, unit
 
 
@@ -149,34 +142,15 @@ def _band_power(x: FloatArray, rate: int) -> tuple[FloatArray, float]:
     """Band power per frame (frames × BANDS) and the band power of unit white noise (per bin)."""
     hop, n_fft, window, _, unit = _layout(rate)
     win_n = window.shape[0]
-    n = 1 + max(0, (x.shape[0] - win_n)) // hop
     if x.shape[0] < win_n:
         x = np.concatenate([x, np.zeros(win_n - x.shape[0])])
-    frames = np.lib.stride_tricks.sliding_window_view(x, win_n)[::hop][:n]
-    spec = np.fft.rfft(frames * window, n=n_fft, axis=1)
-    power = spec.real ** 2 + spec.imag ** 2
-    return band_sums(power, _ranges(rate)), unit
+    return band_sums(frame_power(x, window, hop, n_fft), _ranges(rate)), unit
 
 
 @functools.lru_cache(maxsize=16)
 def _ranges(rate: int) -> tuple[tuple[int, int], ...]:
-    """(first bin, end bin) of each band of :func:`_layout` (every band is a run of bins)."""
-    bands = _layout(rate)[3]
-    out = []
-    for k in range(bands.shape[1]):
-        idx = np.flatnonzero(bands[:, k])
-        out.append((int(idx[0]), int(idx[-1]) + 1))
-    return tuple(out)
-
-
-def band_sums(power: FloatArray, ranges: tuple[tuple[int, int], ...]) -> FloatArray:
-    """Per-frame sums of ``power`` (frames × bins) over each bin range: the band-matrix
-    product without BLAS, whose worker threads cost more CPU than these small products
-    (docs/performance.md)."""
-    out = np.empty((power.shape[0], len(ranges)), dtype=np.float64)
-    for k, (lo, hi) in enumerate(ranges):
-        np.sum(power[:, lo:hi], axis=1, out=out[:, k])
-    return out
+    """The bin range of each band of :func:`_layout`."""
+    return bin_ranges(_layout(rate)[3])
 
 
 def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
