@@ -186,7 +186,20 @@ def test_plain_reproduces_the_shipped_canary() -> None:
     if onnxruntime.__version__ != ORT_MEASURED:
         pytest.skip(f"golden rendered with onnxruntime {ORT_MEASURED}, "
                     f"found {onnxruntime.__version__}")
-    assert HibariSystem("hibari")(clip.text, "") == clip.read()
+    here, golden = HibariSystem("hibari")(clip.text, ""), clip.read()
+    if here == golden:
+        return
+    # onnxruntime picks its int8 matrix kernels by CPU (AVX2, AVX-512 VNNI, ...), and they do
+    # not round alike: on an AMD EPYC with AVX-512 VNNI 74 974 of the 95 400 samples differ
+    # (at most 461 LSB, 29.7 dB SNR) from the machine that rendered the golden
+    # (docs/reproducibility.md). The rest of the chain must still hold: the same WAV header,
+    # length and text, and the same speech to within that kernel noise.
+    assert here[:44] == golden[:44]
+    a = load_audio(golden).samples
+    b = load_audio(here).samples
+    assert a.shape == b.shape
+    snr_db = 10.0 * np.log10(np.sum(a ** 2) / np.sum((a - b) ** 2))
+    assert snr_db > 25.0, f"hibari canary re-rendered at {snr_db:.1f} dB SNR to the golden"
 
 
 # ------------------------------------------------------------------ what the probes read
