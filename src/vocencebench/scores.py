@@ -220,7 +220,7 @@ class ScoresTable:
         Defaults: the incumbent is the first system named in the file, the challenger the
         second. With more than two systems both names are required. An item with an
         incomplete row for either system is refused, or left out with ``allow_incomplete``
-        (:attr:`PairedScores.skipped` lists it).
+        (:attr:`PairedScores.incomplete` lists it, its S None).
         """
         inc, chal = self._choose(incumbent, challenger)
         gaps = [i for i in self.items
@@ -255,20 +255,20 @@ class ScoresTable:
                 f"{self.source}: unpaired items — " + "; ".join(parts)
                 + ". Every item needs one row per system; drop or re-score the unpaired ones."
             )
-        items = tuple(i for i in self.items if i in a_rows)
+        items = tuple(i for i in self.items if i in a_rows or i in skip)
         stopped = any(a_rows[i][0] != a_rows[i][1] or b_rows[i][0] != b_rows[i][1]
-                      for i in items)
+                      for i in items if i in a_rows)
         return PairedScores(
             incumbent=inc,
             challenger=chal,
             items=items,
-            a=tuple(self.scores[inc].get(i) for i in items),
-            b=tuple(self.scores[chal].get(i) for i in items),
-            bounds_a=tuple(a_rows[i] for i in items) if stopped else (),
-            bounds_b=tuple(b_rows[i] for i in items) if stopped else (),
-            skipped=tuple(gaps),
-            skipped_reasons=tuple(
-                next(self.incomplete[(i, sy)] for sy in (inc, chal) if (i, sy) in self.incomplete)
+            a=tuple(None if i in skip else self.scores[inc].get(i) for i in items),
+            b=tuple(None if i in skip else self.scores[chal].get(i) for i in items),
+            bounds_a=tuple(a_rows.get(i) for i in items) if stopped else (),
+            bounds_b=tuple(b_rows.get(i) for i in items) if stopped else (),
+            incomplete=tuple(
+                (i, next(self.incomplete[(i, sy)] for sy in (inc, chal)
+                         if (i, sy) in self.incomplete))
                 for i in gaps),
         )
 
@@ -312,44 +312,88 @@ class ScoresTable:
 
 @dataclass(frozen=True)
 class PairedScores:
-    """Two systems' composites on the same items: ``a`` (incumbent) and ``b`` (challenger)
-    are S values on [0, 1], position i for ``items[i]``. When some rows were never judged
-    (early stopping) their S is None and ``bounds_a`` / ``bounds_b`` hold every item's
-    [lowest, highest] S (a known S as ``(S, S)``); otherwise both are empty."""
+    """Both systems' composites S ∈ [0, 1] on the same items, item by item: what a decision,
+    a leaderboard cell and the robustness section read.
+
+    ``a`` is the incumbent, ``b`` the challenger; position k is ``items[k]``, in pairing order
+    (the corpus order). None marks an incomplete item (an instrument failed) or, when the
+    pair stopped judging early, an unjudged one. ``incomplete`` holds ``(item, reason)`` for
+    each incomplete item. ``d_a`` / ``d_b`` optionally carry each row's desirabilities
+    (dimension → d on [0, 1]) for the per-trait means. A pair that stopped judging early
+    (``stop_when_decided``) also has ``bounds_a`` / ``bounds_b``: every item's [lowest,
+    highest] S (``(S, S)`` for a known S), None for an incomplete item.
+    """
 
     incumbent: str
     challenger: str
     items: tuple[str, ...]
     a: tuple[float | None, ...]
     b: tuple[float | None, ...]
-    skipped: tuple[str, ...] = ()
-    skipped_reasons: tuple[str, ...] = ()
-    bounds_a: tuple[tuple[float, float], ...] = ()
-    bounds_b: tuple[tuple[float, float], ...] = ()
+    incomplete: tuple[tuple[str, str], ...] = ()
+    d_a: tuple[Mapping[str, float], ...] = ()
+    d_b: tuple[Mapping[str, float], ...] = ()
+    bounds_a: tuple[tuple[float, float] | None, ...] = ()
+    bounds_b: tuple[tuple[float, float] | None, ...] = ()
 
-    def ranges(self) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
-        """Every item's S range for a and for b (``(S, S)`` where S is known)."""
+    def __post_init__(self) -> None:
+        n = len(self.items)
+        if len(self.a) != n or len(self.b) != n:
+            raise ScoresError(
+                f"{self.incumbent} vs {self.challenger}: {n} items but {len(self.a)} and "
+                f"{len(self.b)} scores"
+            )
+        for dd in (self.d_a, self.d_b, self.bounds_a, self.bounds_b):
+            if dd and len(dd) != n:
+                raise ScoresError(f"{self.incumbent} vs {self.challenger}: rows ≠ items")
+        if self.incumbent == self.challenger:
+            raise ScoresError(f"a pair needs two systems, got {self.incumbent!r} twice")
+
+    @property
+    def complete(self) -> bool:
+        """True when every item has both scores (or, stopped early, both ranges) and no
+        instrument failure was reported."""
+        return not self.incomplete and len(self.decidable_positions()) == len(self.items)
+
+    def decidable_positions(self) -> list[int]:
+        """Positions that take part in the decision: both scores present, or both ranges
+        when the pair stopped judging early."""
         if self.bounds_a:
-            return self.bounds_a, self.bounds_b
-        return (tuple((float(x), float(x)) for x in self.a if x is not None),
-                tuple((float(y), float(y)) for y in self.b if y is not None))
+            return [k for k, (x, y) in enumerate(zip(self.bounds_a, self.bounds_b,
+                                                     strict=True))
+                    if x is not None and y is not None]
+        return self.complete_positions()
+
+    def complete_positions(self) -> list[int]:
+        """Positions whose two scores are both present."""
+        return [k for k, (x, y) in enumerate(zip(self.a, self.b, strict=True))
+                if x is not None and y is not None]
+
+    def ranges(self) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+        """The S range of a and of b on every decidable position (``(S, S)`` where S is
+        known)."""
+        keep = self.decidable_positions()
+        if self.bounds_a:
+            return ([r for r in (self.bounds_a[k] for k in keep) if r is not None],
+                    [r for r in (self.bounds_b[k] for k in keep) if r is not None])
+        return ([(float(x), float(x)) for x in (self.a[k] for k in keep) if x is not None],
+                [(float(y), float(y)) for y in (self.b[k] for k in keep) if y is not None])
 
     def decide(self, *, n_boot: int = BOOTSTRAP_N, seed: int = BOOTSTRAP_SEED) -> Decision:
-        """:func:`vocencebench.decide.decide` with labels (incumbent, challenger); when
-        incomplete items were left out, the reason opens with how many were decided."""
-        if not self.items:
-            raise ScoresError("no complete paired item to decide on")
+        """:func:`vocencebench.decide.decide` with labels (incumbent, challenger) on the
+        decidable items; when incomplete items were left out, the reason opens with how many
+        were decided."""
         ra, rb = self.ranges()
+        if not ra:
+            raise ScoresError("no complete paired item to decide on")
         d = decide_ranges(ra, rb, labels=(self.incumbent, self.challenger), n_boot=n_boot,
                           seed=seed)
-        if not self.skipped:
+        if not self.incomplete:
             return d
         # The same words as the run's own decision (decide_pairs), so a published
         # incomplete run decided with allow_incomplete reproduces its Decision exactly.
-        m = len(self.items) + len(self.skipped)
-        what = incomplete_summary(self.skipped_reasons)
-        return replace(d, reason=f"decided on {len(self.items)} of {m} items; "
-                                 f"{len(self.skipped)} incomplete: {what}. {d.reason}")
+        what = incomplete_summary([reason for _, reason in self.incomplete])
+        return replace(d, reason=f"decided on {len(ra)} of {len(self.items)} items; "
+                                 f"{len(self.incomplete)} incomplete: {what}. {d.reason}")
 
 
 def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:

@@ -2,30 +2,27 @@
 
 A leaderboard has an ordered tuple of systems; :func:`pair_order` fixes which pairs are
 compared and their orientation (the system named earlier is the incumbent, system a), and
-:func:`decide_pair` decides one :class:`PairScores` into a :class:`Cell` with exactly
-:func:`vocencebench.decide.decide` (composites S on [0, 1]). See
+:func:`decide_pair` decides one :class:`~vocencebench.scores.PairedScores` into a
+:class:`Cell` with exactly :func:`vocencebench.decide.decide` (composites S on [0, 1]). See
 :mod:`vocencebench.board.ranking` for the method as a whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..decide import decide
 from ..early_stopping import decide_ranges
-from ..errors import ConfigError, ScoresError
+from ..errors import ConfigError
 from ..schema import Decision
-
-if TYPE_CHECKING:
-    from ..scores import PairedScores
+from ..scores import PairedScores
 
 __all__ = [
     "Cell",
     "Outcome",
-    "PairScores",
     "check_names",
     "decide_pair",
     "item_outcomes",
@@ -62,70 +59,6 @@ def check_names(systems: Sequence[str]) -> None:
     dup = sorted({s for s in systems if list(systems).count(s) > 1})
     if dup:
         raise ConfigError(f"duplicate system name(s): {', '.join(dup)}; give each a name")
-
-
-@dataclass(frozen=True)
-class PairScores:
-    """Both systems' composites S ∈ [0, 1] of one compared pair, item by item.
-
-    ``a`` is the incumbent, ``b`` the challenger; position k is ``items[k]``, in pairing order
-    (the corpus order). None marks an incomplete item (an instrument failed); ``incomplete``
-    holds the reasons (``"item: reason"``). ``d_a`` / ``d_b`` optionally carry each row's
-    desirabilities (dimension → d on [0, 1]) for the per-trait means. A pair whose run stopped
-    judging early (``stop_when_decided``) also has ``bounds_a`` / ``bounds_b``: every item's
-    [lowest, highest] S, None for an incomplete item; an unjudged item has S None and a range.
-    """
-
-    incumbent: str
-    challenger: str
-    items: tuple[str, ...]
-    a: tuple[float | None, ...]
-    b: tuple[float | None, ...]
-    incomplete: tuple[str, ...] = ()
-    d_a: tuple[Mapping[str, float], ...] = ()
-    d_b: tuple[Mapping[str, float], ...] = ()
-    bounds_a: tuple[tuple[float, float] | None, ...] = ()
-    bounds_b: tuple[tuple[float, float] | None, ...] = ()
-
-    def __post_init__(self) -> None:
-        n = len(self.items)
-        if len(self.a) != n or len(self.b) != n:
-            raise ScoresError(
-                f"{self.incumbent} vs {self.challenger}: {n} items but {len(self.a)} and "
-                f"{len(self.b)} scores"
-            )
-        for dd in (self.d_a, self.d_b, self.bounds_a, self.bounds_b):
-            if dd and len(dd) != n:
-                raise ScoresError(f"{self.incumbent} vs {self.challenger}: rows ≠ items")
-        if self.incumbent == self.challenger:
-            raise ScoresError(f"a pair needs two systems, got {self.incumbent!r} twice")
-
-    @classmethod
-    def from_paired(cls, paired: PairedScores) -> PairScores:
-        """The pair as a scores file pairs it (:meth:`vocencebench.scores.ScoresTable.pair`):
-        its items, both S and, when it stopped judging early, both ranges."""
-        return cls(paired.incumbent, paired.challenger, tuple(paired.items), tuple(paired.a),
-                   tuple(paired.b), bounds_a=paired.bounds_a, bounds_b=paired.bounds_b)
-
-    @property
-    def complete(self) -> bool:
-        """True when every item has both scores (or, stopped early, both ranges) and no
-        instrument failure was reported."""
-        return not self.incomplete and len(self.decidable_positions()) == len(self.items)
-
-    def decidable_positions(self) -> list[int]:
-        """Positions that take part in the decision: both scores present, or both ranges
-        when the pair stopped judging early."""
-        if self.bounds_a:
-            return [k for k, (x, y) in enumerate(zip(self.bounds_a, self.bounds_b,
-                                                     strict=True))
-                    if x is not None and y is not None]
-        return self.complete_positions()
-
-    def complete_positions(self) -> list[int]:
-        """Positions whose two scores are both present."""
-        return [k for k, (x, y) in enumerate(zip(self.a, self.b, strict=True))
-                if x is not None and y is not None]
 
 
 @dataclass(frozen=True)
@@ -200,7 +133,7 @@ def item_outcomes(a: Sequence[float], b: Sequence[float]) -> tuple[int, int, int
 
 
 def decide_pair(
-    pair: PairScores,
+    pair: PairedScores,
     *,
     allow_incomplete: bool = False,
     n_boot: int = BOOTSTRAP_N,
@@ -217,7 +150,8 @@ def decide_pair(
     keep = pair.decidable_positions()
     skipped = len(pair.items) - len(keep)
     if not pair.complete and not allow_incomplete:
-        why = "; ".join(pair.incomplete[:3]) or f"{skipped} item(s) without a score"
+        why = ("; ".join(f"{item}: {reason}" for item, reason in pair.incomplete[:3])
+               or f"{skipped} item(s) without a score")
         more = f" (+{len(pair.incomplete) - 3} more)" if len(pair.incomplete) > 3 else ""
         return Cell(pair.incumbent, pair.challenger, None,
                     incomplete=f"INCOMPLETE: {why}{more}", skipped=0)

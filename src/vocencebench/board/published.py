@@ -16,7 +16,6 @@ from typing import Any
 from ..errors import ConfigError, ScoresError
 from ..schema import check_schema_version
 from ..scores import read_scores
-from .cells import PairScores
 from .ranking import Standings, pairs_from_table, rank
 from .run import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION
 
@@ -48,7 +47,7 @@ def standings_from_scores(
             if f not in tables:
                 tables[f] = read_scores(p / f)
             paired = tables[f].pair(cell["incumbent"], cell["challenger"])
-            out.append(PairScores.from_paired(paired))
+            out.append(paired)
         return rank(order, out, anchor=anc, allow_incomplete=bool(doc.get("allow_incomplete"))
                     or allow_incomplete)
     order2, prs = pairs_from_table(read_scores(p), systems, anchor=anchor)

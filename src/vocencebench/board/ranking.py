@@ -42,8 +42,9 @@ from typing import Any
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..errors import ConfigError
 from ..metrics import bootstrap_ci
+from ..scores import PairedScores
 from .bradley_terry import BradleyTerry, bradley_terry
-from .cells import Cell, Outcome, PairScores, check_names, decide_pair, pair_order, reachability
+from .cells import Cell, Outcome, check_names, decide_pair, pair_order, reachability
 
 __all__ = [
     "INTERVAL_LEVEL",
@@ -172,7 +173,7 @@ def _pool(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _decided_rows(system: str, pairs: Sequence[PairScores], cells: Sequence[Cell]
+def _decided_rows(system: str, pairs: Sequence[PairedScores], cells: Sequence[Cell]
                   ) -> list[tuple[str, float, Mapping[str, float] | None]]:
     rows: list[tuple[str, float, Mapping[str, float] | None]] = []
     for p, c in zip(pairs, cells, strict=True):
@@ -189,7 +190,7 @@ def _decided_rows(system: str, pairs: Sequence[PairScores], cells: Sequence[Cell
 
 
 def pooled_item_scores(
-    system: str, pairs: Sequence[PairScores], cells: Sequence[Cell]
+    system: str, pairs: Sequence[PairedScores], cells: Sequence[Cell]
 ) -> tuple[tuple[str, ...], tuple[float, ...]]:
     """``system``'s per-item composite over its decided pairs, items in first-seen order.
 
@@ -202,7 +203,7 @@ def pooled_item_scores(
     return tuple(by_item), tuple(_pool(v) for v in by_item.values())
 
 
-def trait_means(system: str, pairs: Sequence[PairScores], cells: Sequence[Cell]
+def trait_means(system: str, pairs: Sequence[PairedScores], cells: Sequence[Cell]
                 ) -> dict[str, float]:
     """Mean desirability per dimension (pooled per item as :func:`pooled_item_scores`)."""
     per: dict[str, dict[str, list[float]]] = {}
@@ -315,7 +316,7 @@ class Standings:
 
 def rank(
     systems: Sequence[str],
-    pairs: Sequence[PairScores],
+    pairs: Sequence[PairedScores],
     *,
     anchor: str | None = None,
     allow_incomplete: bool = False,
@@ -365,7 +366,7 @@ def pairs_from_table(
     systems: Sequence[str] | None = None,
     *,
     anchor: str | None = None,
-) -> tuple[tuple[str, ...], tuple[PairScores, ...]]:
+) -> tuple[tuple[str, ...], tuple[PairedScores, ...]]:
     """Pairs of a published scores file (:class:`vocencebench.scores.ScoresTable`) in which
     each system has one row per item, paired exactly as ``vocencebench decide`` pairs them:
     items in order of first appearance in the file, every item needing both systems' rows.
@@ -380,5 +381,5 @@ def pairs_from_table(
         order = [anchor, *(s for s in order if s != anchor)]
     out = []
     for x, y in pair_order(order, anchor):
-        out.append(PairScores.from_paired(table.pair(x, y)))
+        out.append(table.pair(x, y))
     return tuple(order), tuple(out)

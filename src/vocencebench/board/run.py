@@ -37,8 +37,9 @@ from ..early_stopping import sample_range
 from ..errors import ConfigError
 from ..judge_audit import JudgeBehaviour, judge_behaviour
 from ..schema import Item, SampleScore
+from ..scores import PairedScores
 from ..traits import TRAITS, TraitRegistry
-from .cells import PairScores, pair_order
+from .cells import pair_order
 from .plan import JudgePlan, plan_judge_calls, system_order
 from .ranking import Standings, rank
 from .report import render_summary, save_leaderboard
@@ -297,10 +298,10 @@ class _SharedExecutor:
         return None
 
 
-def _pair_scores(x: str, y: str, h: Any) -> PairScores:
+def _pair_scores(x: str, y: str, h: Any) -> PairedScores:
     a: list[float | None] = []
     b: list[float | None] = []
-    reasons: list[str] = []
+    reasons: list[tuple[str, str]] = []
     stopped = any(p.a.unjudged or p.b.unjudged for p in h.pairs)
     for p in h.pairs:
         a.append(p.a.S)
@@ -309,10 +310,10 @@ def _pair_scores(x: str, y: str, h: Any) -> PairScores:
                            getattr(p.b, "incomplete", None)) if r]
         unjudged = bool(p.a.unjudged or p.b.unjudged) and not why
         if why or (not unjudged and (p.a.S is None or p.b.S is None)):
-            reasons.append(f"{p.item.id}: {why[0] if why else 'no score'}")
+            reasons.append((p.item.id, why[0] if why else "no score"))
     bounds = ((tuple(sample_range(p.a) for p in h.pairs),
                tuple(sample_range(p.b) for p in h.pairs)) if stopped else ((), ()))
-    return PairScores(x, y, tuple(p.item.id for p in h.pairs), tuple(a), tuple(b),
+    return PairedScores(x, y, tuple(p.item.id for p in h.pairs), tuple(a), tuple(b),
                       tuple(reasons), tuple(dict(p.a.d) for p in h.pairs),
                       tuple(dict(p.b.d) for p in h.pairs), bounds[0], bounds[1])
 

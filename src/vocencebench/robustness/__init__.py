@@ -659,15 +659,16 @@ def robustness_of_file(
     paired = table.pair(incumbent, challenger, allow_incomplete=allow_incomplete)
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     labels = (paired.incumbent, paired.challenger)
+    decided = [paired.items[k] for k in paired.decidable_positions()]
     # Each row of the pairing, parsed once: (line number, its JSON object).
     raw = {(i, sysname): (table.lines[(i, sysname)],
                           json.loads(lines[table.lines[(i, sysname)] - 1]))
-           for i in paired.items for sysname in labels}
+           for i in decided for sysname in labels}
     unjudged = sum(any(raw[(i, sysname)][1].get("unjudged") for sysname in labels)
-                   for i in paired.items)
+                   for i in decided)
     if unjudged:  # the winner decide_scores gives, from the table already read
         return unavailable(labels, paired.decide().winner,
-                           stopped_early_reason(unjudged, len(paired.items)))
+                           stopped_early_reason(unjudged, len(decided)))
     pairs = [(_sample(table.source, *raw[(i, labels[0])]),
-              _sample(table.source, *raw[(i, labels[1])])) for i in paired.items]
+              _sample(table.source, *raw[(i, labels[1])])) for i in decided]
     return robustness(pairs, labels=labels)

@@ -5,24 +5,26 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vocencebench.board.bradley_terry import BradleyTerry, bradley_terry
-from vocencebench.board.cells import PairScores, decide_pair, pair_order
+from vocencebench.board.cells import decide_pair, pair_order
 from vocencebench.board.ranking import pooled_item_scores, rank, tiers
 from vocencebench.decide import decide
 from vocencebench.errors import ConfigError, ScoresError
 from vocencebench.metrics import bootstrap_ci
+from vocencebench.scores import PairedScores
 
 # ------------------------------------------------------------------ cells
 
 
 def _pair(x: str, y: str, a: list[float | None], b: list[float | None],
-          incomplete: tuple[str, ...] = ()) -> PairScores:
-    return PairScores(x, y, tuple(f"i{k}" for k in range(len(a))), tuple(a), tuple(b),
+          incomplete: tuple[tuple[str, str], ...] = ()) -> PairedScores:
+    return PairedScores(x, y, tuple(f"i{k}" for k in range(len(a))), tuple(a), tuple(b),
                       incomplete)
 
 
@@ -46,7 +48,7 @@ def test_a_cell_is_decide_bit_for_bit_and_its_winner_ignores_orientation(
 def test_an_incomplete_pair_decides_nothing_unless_allowed() -> None:
     a: list[float | None] = [0.9, 0.8, None, 0.7]
     b: list[float | None] = [0.1, 0.2, 0.3, 0.2]
-    p = _pair("X", "Y", a, b, ("i2: judge: HTTP 503 after 5 attempts",))
+    p = _pair("X", "Y", a, b, (("i2", "judge: HTTP 503 after 5 attempts"),))
     cell = decide_pair(p)
     assert cell.decision is None and cell.winner == "incomplete"
     assert cell.outcome_for("X") == cell.outcome_for("Y") == "incomplete"
@@ -268,7 +270,7 @@ def test_rank_with_an_incomplete_pair_and_anchor_mode() -> None:
     names = ["A", "B", "C"]
     hi, lo = [0.9] * 8, [0.1] * 8
     pairs = [_pair("A", "B", list(hi), list(lo)),
-             _pair("A", "C", list(hi), [0.1] * 7 + [None], ("i7: probes: crashed",)),
+             _pair("A", "C", list(hi), [0.1] * 7 + [None], (("i7", "probes: crashed"),)),
              _pair("B", "C", list(lo), list(lo))]
     st_ = rank(names, pairs)
     assert st_.outcome("A", "B") == "win" and st_.outcome("C", "A") == "incomplete"
@@ -284,3 +286,34 @@ def test_rank_with_an_incomplete_pair_and_anchor_mode() -> None:
     assert anchored.outcome("A", "B") == "not compared"
     assert anchored.records["A"].not_compared == 1
     assert anchored.mode == "anchor"
+
+
+def test_one_pairing_type_serves_the_scores_file_and_the_leaderboard(tmp_path: Path) -> None:
+    """``ScoresTable.pair`` and a leaderboard cell read the same :class:`PairedScores`: an
+    incomplete item stays in place with S None and its reason, the file's decision and the
+    cell's are the same numbers, and only the file's reason counts what was left out."""
+    import json
+
+    from vocencebench.scores import read_scores
+
+    rows = []
+    for k, (x, y) in enumerate([(0.2, 0.9), (0.3, 0.8), (None, 0.7), (0.25, 0.95)]):
+        rows.append({"item": f"i{k}", "system": "X", "S": x,
+                     **({"incomplete": "judge: HTTP 503"} if x is None else {})})
+        rows.append({"item": f"i{k}", "system": "Y", "S": y})
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    table = read_scores(path)
+    with pytest.raises(ScoresError, match="incomplete"):
+        table.pair("X", "Y")
+    paired = table.pair("X", "Y", allow_incomplete=True)
+    assert paired.items == ("i0", "i1", "i2", "i3") and paired.a[2] is None
+    assert paired.incomplete == (("i2", "judge: HTTP 503"),) and not paired.complete
+    assert decide_pair(paired).incomplete == "INCOMPLETE: i2: judge: HTTP 503"
+    cell = decide_pair(paired, allow_incomplete=True)
+    from_file = paired.decide()
+    assert cell.skipped == 1 and cell.decision is not None
+    assert cell.decision.winner == from_file.winner == "Y"
+    assert (cell.decision.lcb, cell.decision.margin) == (from_file.lcb, from_file.margin)
+    assert from_file.reason.startswith("decided on 3 of 4 items; 1 incomplete: judge: 1;")
+    assert from_file.reason.endswith(cell.decision.reason)

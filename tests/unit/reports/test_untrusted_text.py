@@ -78,15 +78,15 @@ def test_the_run_reports_escape_every_untrusted_string() -> None:
 
 
 def _leaderboard():  # type: ignore[no-untyped-def]
-    from vocencebench.board.cells import PairScores
     from vocencebench.board.plan import JudgePlan, pair_order, system_order
     from vocencebench.board.ranking import rank
     from vocencebench.board.run import Leaderboard
+    from vocencebench.scores import PairedScores
 
     order = system_order([HOSTILE_A, HOSTILE_B], None)
     (x, y), = pair_order(order, None)
     h = make_head2head(labels=(x, y))
-    scores = PairScores(x, y, tuple(p.item.id for p in h.pairs),
+    scores = PairedScores(x, y, tuple(p.item.id for p in h.pairs),
                         tuple(p.a.S for p in h.pairs), tuple(p.b.S for p in h.pairs),
                         d_a=tuple(dict(p.a.d) for p in h.pairs),
                         d_b=tuple(dict(p.b.d) for p in h.pairs))
