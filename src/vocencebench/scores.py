@@ -257,7 +257,7 @@ class ScoresTable:
             )
         items = tuple(i for i in self.items if i in a_rows or i in skip)
         stopped = any(a_rows[i][0] != a_rows[i][1] or b_rows[i][0] != b_rows[i][1]
-                      for i in items if i in a_rows)
+                      for i in a_rows)
         return PairedScores(
             incumbent=inc,
             challenger=chal,

@@ -159,10 +159,9 @@ def decide_pair(
         return Cell(pair.incumbent, pair.challenger, None,
                     incomplete="INCOMPLETE: no item has both scores", skipped=skipped)
     if pair.bounds_a:
-        ra = [pair.bounds_a[k] for k in keep]
-        rb = [pair.bounds_b[k] for k in keep]
-        d = decide_ranges([r for r in ra if r is not None], [r for r in rb if r is not None],
-                          labels=(pair.incumbent, pair.challenger), n_boot=n_boot, seed=seed)
+        ra, rb = pair.ranges()
+        d = decide_ranges(ra, rb, labels=(pair.incumbent, pair.challenger), n_boot=n_boot,
+                          seed=seed)
         known = pair.complete_positions()
         return Cell(pair.incumbent, pair.challenger, d, skipped=skipped,
                     outcomes=item_outcomes([float(pair.a[k]) for k in known],  # type: ignore[arg-type]
