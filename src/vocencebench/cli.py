@@ -4,8 +4,8 @@ Each command group lives in its own module under ``vocencebench.commands`` and e
 ``register(subparsers)``; this module only assembles them and turns expected failures
 (:class:`~vocencebench.errors.VocenceError`) into one clear line and a non-zero exit. The
 exit statuses (:data:`EXIT_USAGE`, :data:`EXIT_INCOMPLETE`, :data:`EXIT_INTERRUPTED`) are
-defined once, in :mod:`vocencebench.commands._common`, and re-exported here; the command
-modules never import this one.
+defined once, in :mod:`vocencebench.constants`, and re-exported here; the command modules
+never import this one.
 
 **Interrupts from the first instruction.** This module and the package's ``__init__`` import
 nothing when they are loaded (``sys``, ``os`` and the built-in ``_signal`` are loaded by the
@@ -55,15 +55,15 @@ _COMMAND_MODULES = (
 #: The one line an interrupted command prints (standard error).
 _INTERRUPTED_LINE = ("vocencebench: interrupted; finished work is kept in the cache, run the "
                      "same command to resume.\n")
-#: 128 + SIGINT; the same value as ``commands._common.EXIT_INTERRUPTED`` (checked by a test),
-#: repeated here because the handler must work before that module is imported.
+#: 128 + SIGINT; the same value as ``constants.EXIT_INTERRUPTED`` (checked by a test), repeated
+#: here because the handler must work before that module is imported.
 _EXIT_INTERRUPTED = 130
 
 
 def __getattr__(name: str) -> object:
     # The re-exported statuses and the version load on first use, not with this module.
     if name in ("EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE"):
-        from .commands._common import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
+        from .constants import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
 
         return {"EXIT_INCOMPLETE": EXIT_INCOMPLETE, "EXIT_INTERRUPTED": EXIT_INTERRUPTED,
                 "EXIT_USAGE": EXIT_USAGE}[name]
@@ -146,7 +146,7 @@ def build_parser() -> "argparse.ArgumentParser":
 
 def _run(argv: "Sequence[str] | None") -> int:
     from ._util.text import terminal_safe
-    from .commands._common import EXIT_INTERRUPTED, EXIT_USAGE
+    from .constants import EXIT_INTERRUPTED, EXIT_USAGE
     from .errors import VocenceError
 
     assert EXIT_INTERRUPTED == _EXIT_INTERRUPTED

@@ -1,8 +1,9 @@
-"""Every frozen number of the scoring rule, defined once.
+"""Every frozen number, defined once: the scoring rule's, the reports', the judge's
+economics and the command line's exit statuses.
 
-A leaf module: it imports nothing, and every other module may import it. Changing any value
-here changes verdicts, so each one is part of the published method (``docs/methodology.md``)
-and pinned by golden tests. Units are in each comment.
+A leaf module: it imports nothing, and every other module may import it. Changing a value of
+the rule changes verdicts, so each one is part of the published method
+(``docs/methodology.md``) and pinned by golden tests. Units are in each comment.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ __all__ = [
     "DIFFICULTY_MIX",
     "EARLY_STOP_BATCH",
     "EARLY_STOP_SLACK",
+    "EXIT_CHECK_FAILED",
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "GATE_REPORT_CLIPS",
     "GATE_SUMMARY_CLIPS",
     "GATE_WER_BIN_EDGES",
@@ -174,3 +180,21 @@ AGREE_BOOTSTRAP_N: Final = 2000
 #: and the robustness section recomputes no variant from d when a stored S lies further than
 #: this from it (the scores were edited).
 COMPOSITE_TOLERANCE: Final = 1e-9
+
+# -- exit statuses of the command line and of ``vb.redteam`` (docs/cli.md, "Exit status")
+
+#: Success: for ``run`` and ``demo`` a tie too (a verdict is a result, not an error); for the
+#: red team, no row VULNERABLE and no duel incomplete.
+EXIT_OK: Final = 0
+#: A check found problems: ``corpus check`` violations, a damaged, foreign or tampered cache
+#: (``cache check``), a leaderboard cell that does not reproduce (``leaderboard --verify``), a
+#: VULNERABLE red-team row.
+EXIT_CHECK_FAILED: Final = 1
+#: A usage or user error the user can fix (bad file, bad option, failed component), or a
+#: command group called without its subcommand.
+EXIT_USAGE: Final = 2
+#: INCOMPLETE: an instrument failed on some items (or its known-answer canaries, before any
+#: item), so no winner is named; a red team with a duel that could not be decided.
+EXIT_INCOMPLETE: Final = 3
+#: Interrupted by Ctrl-C or SIGTERM (128 + SIGINT).
+EXIT_INTERRUPTED: Final = 130

@@ -1,24 +1,20 @@
-"""What the command modules share: exit statuses, argument types and flags, the corpus gate,
-the components a spec names, and the offline leaderboard demo (two commands run it).
+"""What the command modules share: argument types and flags, the corpus gate, the components a
+spec names, and the offline leaderboard demo (two commands run it).
 
 Every command module imports from here and from the library, never from another command
-module; :mod:`vocencebench.cli` assembles the commands and imports the exit statuses from
-here.
+module; the exit statuses are :mod:`vocencebench.constants`' (``EXIT_*``).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Final, NoReturn
+from typing import Any, NoReturn
 
+from ..constants import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from ..errors import CanaryError
 
 __all__ = [
-    "EXIT_INCOMPLETE",
-    "EXIT_INTERRUPTED",
-    "EXIT_MISMATCH",
-    "EXIT_USAGE",
     "OneLineParser",
     "add_corpus_arguments",
     "add_economy_arguments",
@@ -36,17 +32,6 @@ __all__ = [
     "print_plan",
     "run_demo_leaderboard",
 ]
-
-#: Exit status when ``leaderboard --verify`` finds a cell that does not reproduce.
-EXIT_MISMATCH: Final = 1
-#: Exit status for an error the user can fix (bad file, bad option, failed component).
-EXIT_USAGE: Final = 2
-#: Exit status of a run whose verdict is INCOMPLETE (an instrument failed on some items), of
-#: a leaderboard with an INCOMPLETE pair, and of a command stopped because an instrument
-#: failed its known-answer canaries (before anything was synthesised).
-EXIT_INCOMPLETE: Final = 3
-#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT).
-EXIT_INTERRUPTED: Final = 130
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -123,7 +108,7 @@ def print_plan(head: str, lines: list[str], *, stop_when_decided: bool, judged: 
         print("--stop-when-decided: judging stops once a verdict cannot change, so the run "
               "may make fewer calls than this")
     print("nothing was synthesised, analysed or judged; no request was sent to the judge")
-    return 0
+    return EXIT_OK
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -260,4 +245,4 @@ def run_demo_leaderboard(args: argparse.Namespace) -> int:
         err(f"vocencebench leaderboard: INCOMPLETE: {exc}")
         return EXIT_INCOMPLETE
     print(lb.summary())
-    return 0 if lb.complete else EXIT_INCOMPLETE
+    return EXIT_OK if lb.complete else EXIT_INCOMPLETE

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..constants import EXIT_CHECK_FAILED, EXIT_OK
 from ..errors import CacheError, ConfigError
 
 __all__ = ["register"]
@@ -40,13 +41,13 @@ def _check(args: argparse.Namespace) -> int:
         report = check_cache(path, delete_bad=args.delete_bad)
     except CacheError as exc:
         print(f"FAILED: {terminal_safe(exc)}")
-        return 1
+        return EXIT_CHECK_FAILED
     for line in report.lines():
         print(terminal_safe(line))
     nbad = sum(report.bad.values())
     if report.ok:
         print(f"OK: {sum(report.rows.values())} rows, every digest matches")
-        return 0
+        return EXIT_OK
     if report.integrity != ("ok",):
         print("FAILED: SQLite reports damage; delete the file (its finished work is then "
               "redone) or pass another --cache PATH")
@@ -54,4 +55,4 @@ def _check(args: argparse.Namespace) -> int:
         done = (f"; {report.deleted} deleted" if args.delete_bad else
                 "; a run ignores and recomputes them (--delete-bad removes them now)")
         print(f"FAILED: {nbad} row(s) failed their digests{done}")
-    return 1
+    return EXIT_CHECK_FAILED

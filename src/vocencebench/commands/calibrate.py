@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ..calibration import calibrate_files
+from ..constants import EXIT_OK
 from ..errors import ConfigError
 
 __all__ = ["register", "run"]
@@ -53,4 +54,4 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2, allow_nan=False))
     else:
         print(report.summary())
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..constants import EXIT_CHECK_FAILED, EXIT_OK
 from ..corpus import (
     MAX_OPENING_SHARE,
     RUN_BLOCKING_KINDS,
@@ -93,7 +94,7 @@ def _check(args: argparse.Namespace) -> int:
         problems.insert(0, Violation("-", "pin", pin, "pin"))
     if not problems:
         print(f"OK: {len(items)} items, 0 violations")
-        return 0
+        return EXIT_OK
     show = len(problems) if args.show <= 0 else args.show
     for v in problems[:show]:
         print(_line(v))
@@ -104,18 +105,18 @@ def _check(args: argparse.Namespace) -> int:
     blocking = sum(v.kind in RUN_BLOCKING_KINDS for v in problems)
     print(f"FAILED: {len(items)} items, {len(problems)} violations "
           f"({blocking} of them block a run)")
-    return 1
+    return EXIT_CHECK_FAILED
 
 
 def _hash(args: argparse.Namespace) -> int:
     # Never verified: this is the command that makes the pin.
     print(f"{corpus_hash(read_corpus(args.file, verify=False))}  {Path(args.file).name}")
-    return 0
+    return EXIT_OK
 
 
 def _stats(args: argparse.Namespace) -> int:
     print(corpus_stats(read_corpus(args.file)).summary())
-    return 0
+    return EXIT_OK
 
 
 def _split(args: argparse.Namespace) -> int:
@@ -126,4 +127,4 @@ def _split(args: argparse.Namespace) -> int:
     print(f"public:  {len(split.public)} items  {out / 'public.jsonl'}  sha256 {hp}")
     print(f"heldout: {len(split.heldout)} items  {out / 'heldout.jsonl'}  sha256 {hh}")
     print(f"salt sha256: {split.salt_digest}")
-    return 0
+    return EXIT_OK

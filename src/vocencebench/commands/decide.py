@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.text import terminal_safe
-from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, MARGIN_FLOOR, MARGIN_SCALE
+from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, EXIT_OK, MARGIN_FLOOR, MARGIN_SCALE
 from ..errors import ScoresError
 from ..schema import Decision
 from ..scores import read_scores
@@ -143,4 +143,4 @@ def run(args: argparse.Namespace) -> int:
             print("\n" + "\n".join(summary_lines(rob)))
         if given:
             print(f"\nnote: {given}")
-    return 0
+    return EXIT_OK

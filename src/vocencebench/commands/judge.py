@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..constants import AGREE_ITEMS, AGREE_SEED
+from ..constants import AGREE_ITEMS, AGREE_SEED, EXIT_OK, EXIT_USAGE
 from ..errors import ConfigError
 from ..judge import DEFAULT_GEMINI_MODEL
 from ..prompts import CATEGORIES
@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 def _help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
-    return 2
+    return EXIT_USAGE
 
 
 def _read(path: str) -> bytes:
@@ -127,7 +127,7 @@ def run_agree(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print("\n".join(res.lines()))
-    return 0
+    return EXIT_OK
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -150,11 +150,11 @@ def run_compare(args: argparse.Namespace) -> int:
             out["usage"] = vars(usage)
         out["cost_usd"] = cost
         print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
+        return EXIT_OK
     print(format_verdict(v))
     if usage is not None:
         spend = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
         print(f"\nusage: {usage.calls} call(s), {usage.prompt_tokens} prompt tokens "
               f"({usage.audio_tokens} audio), {usage.output_tokens} output, "
               f"{usage.thinking_tokens} thinking; cost {spend}")
-    return 0
+    return EXIT_OK

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from .._util.text import terminal_safe
+from ..constants import EXIT_CHECK_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from ..errors import CanaryError, ConfigError
 from ._common import (
-    EXIT_INCOMPLETE,
-    EXIT_MISMATCH,
     add_corpus_arguments,
     add_economy_arguments,
     add_instrument_arguments,
@@ -180,7 +179,7 @@ def _run(args: argparse.Namespace) -> int:
     print(lb.summary())
     print(f"\nwritten: {path}/leaderboard.html, leaderboard.md, leaderboard.json and the "
           "scores to recompute every cell")
-    return 0 if lb.complete else EXIT_INCOMPLETE
+    return EXIT_OK if lb.complete else EXIT_INCOMPLETE
 
 
 def _verify(directory: str) -> int:
@@ -190,8 +189,8 @@ def _verify(directory: str) -> int:
     if problems:
         for p in problems:
             print(f"MISMATCH: {terminal_safe(p)}")
-        return EXIT_MISMATCH
+        return EXIT_CHECK_FAILED
     print(f"OK: every cell and the tiers of {terminal_safe(directory)} were recomputed bit "
           "for bit from its "
           "published scores")
-    return 0
+    return EXIT_OK

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..constants import LISTEN_ITEMS, LISTEN_SEED
+from ..constants import EXIT_OK, LISTEN_ITEMS, LISTEN_SEED
 from ._common import positive_int
 
 __all__ = ["register", "run"]
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     for line in test.lines():
         print(line)
     if not args.serve:
-        return 0
+        return EXIT_OK
 
     def ready(url: str) -> None:
         print(f"serving {url} (127.0.0.1 only); answers go to "
@@ -87,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
 
     sys.stdout.flush()
     serve_listening_test(test.directory, port=args.port, ready=ready)
-    return 0
+    return EXIT_OK

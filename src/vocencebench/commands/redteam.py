@@ -3,7 +3,7 @@
 Exit status: 0 when no attack is VULNERABLE, 1 when any is, 3 when none is but a duel could
 not be decided (an instrument failed on some items) or when an instrument failed its
 known-answer canaries (checked once, before anything is synthesised; nothing is tested then),
-2 for a usage error (:data:`~vocencebench.commands._common.EXIT_USAGE`).
+2 for a usage error (the statuses are :mod:`vocencebench.constants`' ``EXIT_*``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import sys
 import time
 from typing import Any
 
+from ..constants import EXIT_INCOMPLETE
 from ..errors import CanaryError, ConfigError
 from ._common import (
-    EXIT_INCOMPLETE,
     add_instrument_arguments,
     add_judge_flags,
     add_run_arguments,

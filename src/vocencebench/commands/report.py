@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..constants import REPORT_DECISIVE_CLIPS
+from ..constants import EXIT_OK, REPORT_DECISIVE_CLIPS
 from ._common import nonnegative_int
 
 __all__ = ["register", "run"]
@@ -56,4 +56,4 @@ def run(args: argparse.Namespace) -> int:
               f"({terminal_safe('; '.join(torn[:3]))}{more}); "
               "rewrote them from run.json", file=sys.stderr)
     print(f"\nreports re-rendered in {terminal_safe(args.run)}")
-    return 0
+    return EXIT_OK

@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..constants import EXIT_INCOMPLETE, EXIT_OK
 from ..errors import ConfigError
 from ..schema import INCOMPLETE
 from ._common import (
-    EXIT_INCOMPLETE,
     add_corpus_arguments,
     add_economy_arguments,
     add_instrument_arguments,
@@ -139,7 +139,7 @@ def _execute(args: argparse.Namespace) -> int:
               f"{len(h2h.incomplete_items)} incomplete item(s), or add --allow-incomplete",
               file=sys.stderr)
         return EXIT_INCOMPLETE
-    return 0
+    return EXIT_OK
 
 
 #: The systems of ``vocencebench demo`` unless ``--systems`` names others.

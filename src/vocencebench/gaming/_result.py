@@ -13,6 +13,7 @@ from typing import Any, Final
 from .._util.text import html_attr_safe, html_safe, markdown_code, markdown_fenced, markdown_safe
 from .._util.text import terminal_safe as ts
 from ..charts import svg_open
+from ..constants import EXIT_CHECK_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from ..errors import ConfigError
 from ._verdict import DEFENDED, NOT_TESTED, VULNERABLE, AttackRow, Duel
 
@@ -25,12 +26,11 @@ __all__ = [
     "load_redteam",
 ]
 
-#: Exit status: no row is VULNERABLE (and no duel incomplete).
-EXIT_OK: Final = 0
-#: Exit status: at least one row is VULNERABLE.
-EXIT_VULNERABLE: Final = 1
-#: Exit status: no row is VULNERABLE but a duel could not be decided (instrument failure).
-EXIT_INCOMPLETE: Final = 3
+#: Exit status when at least one row is VULNERABLE: the command line's "a check found
+#: problems". :data:`EXIT_OK` (no row VULNERABLE, no duel incomplete) and
+#: :data:`EXIT_INCOMPLETE` (none VULNERABLE, but a duel could not be decided) are the
+#: command line's too (:mod:`vocencebench.constants`).
+EXIT_VULNERABLE: Final = EXIT_CHECK_FAILED
 #: The files :meth:`RedteamResult.save` writes.
 OUTPUT_FILES: Final = ("redteam.json", "redteam.md", "redteam.html")
 #: Schema version of redteam.json.
