@@ -4,6 +4,7 @@ batched probe. Every output is a pure function of its input."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -41,8 +42,35 @@ class Hum:
         return tone_wav(self.hz + len(text) % 13, seconds=0.45)
 
 
+#: On the Dask worker whose name this variable holds, :class:`SlowPitch` announces its first
+#: clip (a file ``busy`` in the folder named by STALL_DIR_ENV) and then waits to be killed.
+VICTIM_ENV = "VOCENCE_TEST_DASK_VICTIM"
+STALL_DIR_ENV = "VOCENCE_TEST_DASK_STALL_DIR"
+
+
+def _victim_waits() -> None:
+    """On the victim worker: say so and sleep until the test SIGKILLs this process, so the
+    worker is killed in the middle of a unit whatever the machine's speed."""
+    victim, folder = os.environ.get(VICTIM_ENV), os.environ.get(STALL_DIR_ENV)
+    if not victim or not folder:
+        return
+    try:
+        from distributed import get_worker
+
+        name = get_worker().name
+    except (ImportError, ValueError):  # not on a Dask worker (the local run)
+        return
+    if name != victim:
+        return
+    with open(os.path.join(folder, "busy"), "w") as fh:
+        fh.write(str(os.getpid()))
+    while True:
+        time.sleep(1.0)
+
+
 class SlowPitch:
-    """A per-clip probe slow enough that a worker is busy when it is killed."""
+    """A per-clip probe that takes ``delay_s`` seconds; on the worker named by
+    :data:`VICTIM_ENV` it never finishes (see :func:`_victim_waits`)."""
 
     name, version, traits = "slow-pitch", "1", ("pitch",)
 
@@ -50,6 +78,7 @@ class SlowPitch:
         self.delay_s = delay_s
 
     def measure(self, audio: Any, item: Item) -> dict[str, ProbeResult]:
+        _victim_waits()
         time.sleep(self.delay_s)
         label = "high" if audio.duration > 0.47 else "low"
         d = 1.0 if item.traits["pitch"] == label else 0.5

@@ -9,7 +9,6 @@ import contextlib
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import vocencebench as vb
-from dask_fakes import BatchedLoudness, Hum, SlowPitch, ToneModel
+from dask_fakes import STALL_DIR_ENV, VICTIM_ENV, BatchedLoudness, Hum, SlowPitch, ToneModel
 from repo_paths import ROOT
 
 pytest.importorskip("distributed")
@@ -41,7 +40,8 @@ def _cluster(tmp: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ,
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
-           "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+           "DASK_DISTRIBUTED__WORKER__DAEMON": "False",
+           VICTIM_ENV: "w0", STALL_DIR_ENV: str(tmp)}
     procs: list[subprocess.Popen[bytes]] = []
     log = open(tmp / "cluster.log", "wb")  # noqa: SIM115 - closed below
     try:
@@ -81,14 +81,6 @@ def _run(executor: object, cache: Path) -> vb.Head2Head:
                         workers=2, progress=False, canaries=False)
 
 
-def _rows(path: Path, table: str) -> int:
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True,
-                                                timeout=5)) as db:
-            return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
 
 @pytest.mark.slow
 @pytest.mark.signals
@@ -100,9 +92,10 @@ def test_a_worker_killed_mid_run_changes_no_score(tmp_path: Path) -> None:
         done = threading.Event()
 
         def killer() -> None:
-            # Kill once analyses are landing: the victim is busy with its own units.
+            # Worker w0 stops inside its first per-clip analysis and says so (dask_fakes): it
+            # is killed mid-unit, however fast or slow the run is.
             while not done.is_set():
-                if _rows(cache, "probes") >= 3:
+                if (tmp_path / "busy").exists():
                     workers[0].send_signal(signal.SIGKILL)
                     killed.set()
                     return
@@ -124,7 +117,7 @@ def test_a_worker_killed_mid_run_changes_no_score(tmp_path: Path) -> None:
             done.set()
             t.join(timeout=10)
             exe.close()
-        assert killed.is_set(), "the run finished before a worker could be killed"
+        assert killed.is_set(), "worker w0 was given no per-clip analysis"
         assert workers[0].wait(timeout=10) == -signal.SIGKILL
         assert remote.metadata["executor"]["name"] == "dask"
         where: dict[str, set[str]] = {}
