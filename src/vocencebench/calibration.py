@@ -37,7 +37,7 @@ from typing import Any
 from ._util.text import terminal_safe
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, CALIBRATION_BOOTSTRAP_N, CALIBRATION_CI
 from .errors import ConfigError, VocenceError
-from .schema import SCHEMA_VERSION, Decision, Verdict, check_schema_version
+from .schema import SCHEMA_VERSION, WINNERS, Decision, Verdict, check_schema_version
 
 __all__ = [
     "LABELS",
@@ -59,8 +59,8 @@ __all__ = [
     "spearman",
 ]
 
-#: The winner labels compared (order of the confusion matrix).
-LABELS: tuple[str, str, str] = ("a", "b", "tie")
+#: The winner labels compared (order of the confusion matrix): :data:`~vocencebench.schema.WINNERS`.
+LABELS: tuple[str, str, str] = WINNERS
 
 
 #: A preference as the paired score of each side (:func:`preference_scores`).
@@ -195,17 +195,12 @@ def _verdict_line(hv: HumanVerdict | None) -> str:
 def cohen_kappa(
     first: Sequence[str], second: Sequence[str], labels: Sequence[str] = LABELS
 ) -> float | None:
-    """Cohen's κ = (p_o − p_e) / (1 − p_e) of two raters over ``labels``; None if p_e = 1."""
-    if len(first) != len(second):
-        raise ConfigError("cohen_kappa needs two label lists of equal length")
-    n = len(first)
-    if n == 0:
-        return None
-    p_o = sum(x == y for x, y in zip(first, second, strict=True)) / n
-    p_e = math.fsum((first.count(c) / n) * (second.count(c) / n) for c in labels)
-    if p_e >= 1.0:
-        return None
-    return (p_o - p_e) / (1.0 - p_e)
+    """Cohen's κ = (p_o − p_e) / (1 − p_e) of two raters over ``labels``; None if p_e = 1.
+    The one κ of ``calibrate`` and ``judge agree``: :func:`vocencebench.metrics.cohen_kappa`
+    (loaded on first use, so that this module stays free of numpy)."""
+    from .metrics import cohen_kappa as kappa
+
+    return kappa(first, second, labels)
 
 
 def _ranks(x: Sequence[float]) -> list[float]:

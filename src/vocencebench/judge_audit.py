@@ -27,17 +27,18 @@ rest on a judge that behaves.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .constants import AGREE_BOOTSTRAP_N, AGREE_SEED, JUDGE_SWAP_WARNING
 from .decide import bootstrap_indices
-from .judge import UNPARSABLE_REASON
+from .judge import UNPARSABLE_REASON, majority_winner
+from .metrics import cohen_kappa, kappa_of_counts, label_counts
 from .pair import PairResult
+from .schema import WINNERS, Winner
 from .traits import TRAITS, TraitRegistry
 
 __all__ = [
@@ -51,26 +52,20 @@ __all__ = [
     "order_winners",
 ]
 
-#: The answer labels κ is computed over (un-swapped winners).
-LABELS = ("a", "b", "tie")
+#: The answer labels κ is computed over (un-swapped winners): :data:`~vocencebench.schema.WINNERS`.
+LABELS = WINNERS
 #: Two-sided level of the κ interval (2.5th to 97.5th percentile of the resampled κ).
 KAPPA_LEVEL = 0.95
 
 
-def _majority(winners: Sequence[str]) -> str:
-    counts = Counter(winners).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return "tie"
-    return counts[0][0]
-
-
 def order_winners(answers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Each presentation order's winner over its votes (majority; a tied count is a tie),
-    as the judge's own aggregation takes it."""
-    by: dict[str, list[str]] = {}
+    """Each presentation order's winner over its votes: the judge's own rule
+    (:func:`vocencebench.judge.majority_winner`; a tied count is a tie)."""
+    by: dict[str, list[Winner]] = {}
     for a in answers:
-        by.setdefault(str(a["order"]), []).append(str(a["winner"]))
-    return {o: _majority(w) for o, w in sorted(by.items())}
+        # Stored answers were validated when their Verdict was built (schema.WINNERS).
+        by.setdefault(str(a["order"]), []).append(cast("Winner", str(a["winner"])))
+    return {o: majority_winner(w) for o, w in sorted(by.items())}
 
 
 @dataclass(frozen=True)
@@ -268,31 +263,8 @@ def judge_behaviour(
 # --------------------------------------------------------------------------- agreement
 
 
-def cohen_kappa(x: Sequence[str], y: Sequence[str]) -> float | None:
-    """Cohen's κ of two raters' labels (a/b/tie) on the same units: (p_o − p_e) / (1 − p_e);
-    None when p_e = 1 (both raters used one and the same label throughout: κ is undefined)."""
-    if len(x) != len(y):
-        raise ValueError("cohen_kappa needs two label sequences of one length")
-    m = _matrix(list(zip(x, y, strict=True)))
-    return _kappa(m)
-
-
 def _matrix(pairs: Sequence[tuple[str, str]]) -> np.ndarray[Any, Any]:
-    m = np.zeros((len(LABELS), len(LABELS)), dtype=np.int64)
-    for u, v in pairs:
-        m[LABELS.index(u), LABELS.index(v)] += 1
-    return m
-
-
-def _kappa(m: np.ndarray[Any, Any]) -> float | None:
-    n = int(m.sum())
-    if n == 0:
-        return None
-    po = float(np.trace(m)) / n
-    pe = float(np.dot(m.sum(axis=1), m.sum(axis=0))) / (n * n)
-    if pe >= 1.0:
-        return None
-    return (po - pe) / (1.0 - pe)
+    return label_counts([u for u, _ in pairs], [v for _, v in pairs], LABELS)
 
 
 @dataclass(frozen=True)
@@ -339,11 +311,11 @@ def agreement(
     total = mats.sum(axis=0) if len(per_item) else np.zeros((3, 3), dtype=np.int64)
     n = int(total.sum())
     raw = float(np.trace(total)) / n if n else None
-    k = _kappa(total)
+    k = kappa_of_counts(total)
     low = high = None
     if len(per_item) >= 2 and k is not None:
         idx = bootstrap_indices(len(per_item), n_boot, seed)
-        ks = [_kappa(mats[row].sum(axis=0)) for row in idx]
+        ks = [kappa_of_counts(mats[row].sum(axis=0)) for row in idx]
         got = np.array([x for x in ks if x is not None], dtype=np.float64)
         if got.size:
             tail = 100.0 * (1.0 - level) / 2.0

@@ -11,6 +11,9 @@ comes only from :func:`vocencebench.decide.decide`; these numbers explain it.
   ordinal trait of the registry;
 * :func:`bootstrap_ci` — a two-sided percentile bootstrap interval of a mean, on the same
   PCG64 index stream and exactly rounded means as the decision;
+* :func:`cohen_kappa` — two raters' agreement beyond chance, from their label counts
+  (:func:`label_counts`, :func:`kappa_of_counts`): the one κ of ``calibrate`` and
+  ``judge agree``;
 * :func:`level_response` — per trait and requested level, the n, mean and spread of the raw
   measured value (LUFS per requested loudness, F0 per requested pitch, phones/s per pace):
   a system that renders every request at one level is visibly flat, whatever its buckets say.
@@ -28,6 +31,7 @@ import numpy.typing as npt
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .decide import bootstrap_means
 from .errors import ConfigError, ScoresError
+from .schema import WINNERS
 from .traits import NATURALNESS, TRAITS, TraitRegistry
 
 __all__ = [
@@ -38,8 +42,11 @@ __all__ = [
     "LevelStats",
     "WinRate",
     "bootstrap_ci",
+    "cohen_kappa",
     "confusion_matrices",
     "control_success",
+    "kappa_of_counts",
+    "label_counts",
     "level_response",
     "win_rates",
 ]
@@ -238,6 +245,48 @@ def confusion_matrices(
             missing=missing,
         )
     return out
+
+
+# --------------------------------------------------------------------------- rater agreement
+
+def label_counts(first: Sequence[str], second: Sequence[str],
+                 labels: Sequence[str] = WINNERS) -> npt.NDArray[np.int64]:
+    """The ``len(labels)`` × ``len(labels)`` counts of two raters' labels on the same units:
+    row = the first rater's label, column = the second's. Unequal lengths, or a label outside
+    ``labels``, are a ConfigError."""
+    if len(first) != len(second):
+        raise ConfigError(f"two raters need one label per unit each, got {len(first)} and "
+                          f"{len(second)} labels")
+    index = {label: i for i, label in enumerate(labels)}
+    m = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for u, v in zip(first, second, strict=True):
+        if u not in index or v not in index:
+            bad = u if u not in index else v
+            raise ConfigError(f"label {bad!r} is not one of {', '.join(map(repr, labels))}")
+        m[index[u], index[v]] += 1
+    return m
+
+
+def kappa_of_counts(counts: npt.ArrayLike) -> float | None:
+    """Cohen's κ = (p_o − p_e) / (1 − p_e) of a square matrix of label counts: p_o = trace / n,
+    p_e = Σᵢ rowᵢ · columnᵢ / n² (integer sums, so each share is rounded once). None when
+    n = 0 or p_e = 1 (both raters used one and the same label throughout: κ is undefined)."""
+    m = np.asarray(counts)
+    n = int(m.sum())
+    if n == 0:
+        return None
+    po = float(np.trace(m)) / n
+    pe = float(np.dot(m.sum(axis=1), m.sum(axis=0))) / (n * n)
+    if pe >= 1.0:
+        return None
+    return (po - pe) / (1.0 - pe)
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str],
+                labels: Sequence[str] = WINNERS) -> float | None:
+    """Cohen's κ of two raters' labels (over ``labels``) on the same units; None where it is
+    undefined (:func:`kappa_of_counts`)."""
+    return kappa_of_counts(label_counts(first, second, labels))
 
 
 # --------------------------------------------------------------------------- bootstrap CI

@@ -21,6 +21,7 @@ __all__ = [
     "INCOMPLETE",
     "SCHEMA_VERSION",
     "UNMEASURABLE",
+    "WINNERS",
     "Decision",
     "Item",
     "ProbeResult",
@@ -40,6 +41,9 @@ UNMEASURABLE = "unmeasurable"
 INCOMPLETE = "incomplete"
 
 Winner = Literal["a", "b", "tie"]
+#: The values of ``Verdict.winner``, a judge's or a human rater's preference: system a,
+#: system b, or neither.
+WINNERS: tuple[Winner, Winner, Winner] = ("a", "b", "tie")
 
 
 def dumps_canonical(obj: Any) -> str:
@@ -195,7 +199,7 @@ class Verdict(Record):
     answers: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.winner not in ("a", "b", "tie"):
+        if self.winner not in WINNERS:
             raise ConfigError(f"verdict winner must be 'a', 'b' or 'tie', not {self.winner!r}")
 
     def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:

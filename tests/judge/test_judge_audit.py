@@ -148,3 +148,15 @@ def test_cohen_kappa_and_its_seeded_interval() -> None:
     assert ag.n == 240 and ag.items == 60 and 0.7 < (ag.raw or 0) < 0.9
     assert ag.low is not None and ag.high is not None and ag.low < (ag.kappa or 0) < ag.high
     assert sum(map(sum, ag.confusion)) == 240
+
+
+def test_the_audit_counts_votes_with_the_judges_own_majority_rule() -> None:
+    from vocencebench.judge import majority_winner
+    from vocencebench.judge_audit import order_winners
+
+    assert majority_winner(["a", "b", "a"]) == "a"
+    assert majority_winner(["a", "b"]) == "tie"  # equal top counts
+    assert majority_winner(["tie", "b", "b"]) == "b"
+    answers = [{"order": "ba", "winner": w} for w in ("b", "a", "b")] + [
+        {"order": "ab", "winner": w} for w in ("a", "b")]
+    assert order_winners(answers) == {"ab": "tie", "ba": "b"}

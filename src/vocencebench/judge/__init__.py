@@ -16,7 +16,7 @@ and how they fold into a verdict), ``_judge`` (the judging loop and its factorie
 
 from __future__ import annotations
 
-from ._aggregate import ORDERS, DimensionJudgement, SingleJudgement, aggregate
+from ._aggregate import ORDERS, DimensionJudgement, SingleJudgement, aggregate, majority_winner
 from ._cache import MemoryVerdictCache, TableVerdictCache, VerdictCache, verdict_cache_key
 from ._gemini import DEFAULT_GEMINI_BASE_URL, GEMINI_BASE_URL_ENV, GeminiBackend
 from ._judge import DEFAULT_GEMINI_MODEL, UNPARSABLE_REASON, Judge
@@ -71,6 +71,7 @@ __all__ = [
     "Usage",
     "VerdictCache",
     "aggregate",
+    "majority_winner",
     "verdict_cache_key",
     "wav_duration_s",
 ]

@@ -15,15 +15,15 @@ from typing import Any, Literal
 
 from ..errors import ConfigError, JudgeError
 from ..prompts import Answer
-from ..schema import Verdict
+from ..schema import Verdict, Winner
 
-__all__ = ["ORDERS", "DimensionJudgement", "Order", "SingleJudgement", "Winner", "aggregate"]
+__all__ = ["ORDERS", "DimensionJudgement", "Order", "SingleJudgement", "Winner", "aggregate",
+           "majority_winner"]
 
 #: Presentation orders: "ab" plays the caller's audio_a first (as "A"), "ba" audio_b first.
 ORDERS: tuple[str, str] = ("ab", "ba")
 
 Order = Literal["ab", "ba"]
-Winner = Literal["a", "b", "tie"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,8 @@ class SingleJudgement:
             raise JudgeError(f"cannot read a cached judgement: {exc}; delete the cache") from exc
 
 
-def _majority(winners: Sequence[Winner]) -> Winner:
+def majority_winner(winners: Sequence[Winner]) -> Winner:
+    """The most frequent of ``winners`` (one per vote); equal top counts are a ``tie``."""
     counts = Counter(winners).most_common()
     if len(counts) > 1 and counts[0][1] == counts[1][1]:
         return "tie"
@@ -127,12 +128,12 @@ def aggregate(
     by_order: dict[str, list[Winner]] = {}
     for j, d in zip(rows, ds, strict=True):
         by_order.setdefault(j.order, []).append(d.winner)
-    order_winners = {o: _majority(w) for o, w in by_order.items()}
+    order_winners = {o: majority_winner(w) for o, w in by_order.items()}
     agree = len(set(order_winners.values())) == 1
     if consistent:
         winner: Winner = next(iter(order_winners.values())) if agree else "tie"
     else:
-        winner = _majority([d.winner for d in ds])
+        winner = majority_winner([d.winner for d in ds])
     n = len(ds)
 
     def reasoning(side: str) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..schema import WINNERS
 
 __all__ = ["HOST", "LABEL_COLUMNS", "LabelsLog", "serve_listening_test"]
 
@@ -88,7 +89,7 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
         raise ConfigError("trial and id do not name an item of this test")
     if body.get("dimension") not in dims:
         raise ConfigError("dimension is not a question of this test")
-    if body.get("winner") not in ("a", "b", "tie"):
+    if body.get("winner") not in WINNERS:
         raise ConfigError("winner must be a, b or tie")
     rater = body.get("rater")
     if (not isinstance(rater, str) or not rater.strip() or len(rater) > 100

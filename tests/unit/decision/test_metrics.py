@@ -191,3 +191,44 @@ def test_ci_brackets_are_ordered(values: list[float]) -> None:
 def test_ci_level_is_checked(level: float) -> None:
     with pytest.raises(ConfigError, match="strictly between 0 and 1"):
         bootstrap_ci([0.1, 0.2], level=level)
+
+
+# ------------------------------------------------------------------ rater agreement (κ)
+
+
+def test_kappa_by_hand_and_from_its_counts() -> None:
+    from vocencebench.metrics import cohen_kappa, kappa_of_counts, label_counts
+
+    first, second = ["a", "a", "b", "b"], ["a", "b", "b", "b"]
+    counts = label_counts(first, second)
+    assert counts.tolist() == [[1, 1, 0], [0, 2, 0], [0, 0, 0]]
+    # p_o = 3/4, p_e = (2·1 + 2·3) / 16 = 1/2: κ = (3/4 − 1/2) / (1/2) = 1/2, exactly.
+    assert cohen_kappa(first, second) == kappa_of_counts(counts) == 0.5
+    assert cohen_kappa(["a", "b"], ["b", "a"]) == -1.0
+    assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # p_e = 1: undefined
+    assert cohen_kappa([], []) is None
+    assert cohen_kappa(["x", "y"], ["x", "x"], labels=("x", "y")) == 0.0
+
+
+def test_kappa_refuses_what_it_cannot_count() -> None:
+    from vocencebench.metrics import cohen_kappa
+
+    with pytest.raises(ConfigError, match="got 2 and 1 labels"):
+        cohen_kappa(["a", "b"], ["a"])
+    with pytest.raises(ConfigError, match="label 'A' is not one of 'a', 'b', 'tie'"):
+        cohen_kappa(["a", "A"], ["a", "b"])
+
+
+def test_calibrate_and_judge_agree_compute_the_same_kappa_bits(rng: np.random.Generator) -> None:
+    # Before they shared one κ, calibration summed rounded shares for p_e and judge_audit
+    # divided integer sums once: the same labels gave other last bits in ~1 case in 5.
+    from vocencebench import calibration, judge_audit, metrics
+
+    labels = np.array(["a", "b", "tie"])
+    for _ in range(500):
+        n = int(rng.integers(1, 40))
+        first = list(labels[rng.integers(0, 3, n)])
+        second = [x if rng.random() < 0.6 else str(labels[rng.integers(0, 3)]) for x in first]
+        want = metrics.cohen_kappa(first, second)
+        assert calibration.cohen_kappa(first, second) == want
+        assert judge_audit.cohen_kappa(first, second) == want
