@@ -27,6 +27,7 @@ __all__ = [
     *RULE_NUMBERS,
     "AGE_TOLERANCE_YEARS",
     "AGREE_BOOTSTRAP_N",
+    "AGREE_CI",
     "AGREE_ITEMS",
     "AGREE_SEED",
     "BOARD_DECISIVE_CLIPS",
@@ -168,10 +169,12 @@ EARLY_STOP_SLACK: Final = 1e-9
 #: WARNING line in the report (the winner changed with the presentation order).
 JUDGE_SWAP_WARNING: Final = 0.35
 #: ``vocencebench judge agree``: items re-judged by default, the seed that picks them (and
-#: resamples them for the κ interval), and the bootstrap resamples of that interval.
+#: resamples them for the κ interval), the bootstrap resamples of that interval and its
+#: two-sided level (the 2.5th to the 97.5th percentile of the resampled κ).
 AGREE_ITEMS: Final = 50
 AGREE_SEED: Final = PROJECT_SEED + 2
 AGREE_BOOTSTRAP_N: Final = 2000
+AGREE_CI: Final = 0.95
 
 #: How far (absolute, on the [0, 1] scale) a published S may lie from the S that its own d
 #: and gate give by the rule before ``decide`` and ``report`` refuse it: room for another

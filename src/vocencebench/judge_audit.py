@@ -33,7 +33,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .constants import AGREE_BOOTSTRAP_N, AGREE_SEED, JUDGE_SWAP_WARNING
+from .constants import AGREE_BOOTSTRAP_N, AGREE_CI, AGREE_SEED, JUDGE_SWAP_WARNING
 from .decide import bootstrap_indices
 from .judge import UNPARSABLE_REASON, majority_winner
 from .metrics import cohen_kappa, kappa_of_counts, label_counts
@@ -54,8 +54,6 @@ __all__ = [
 
 #: The answer labels κ is computed over (un-swapped winners): :data:`~vocencebench.schema.WINNERS`.
 LABELS = WINNERS
-#: Two-sided level of the κ interval (2.5th to 97.5th percentile of the resampled κ).
-KAPPA_LEVEL = 0.95
 
 
 def order_winners(answers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -281,7 +279,7 @@ class Agreement:
     kappa: float | None
     low: float | None
     high: float | None
-    level: float = KAPPA_LEVEL
+    level: float = AGREE_CI
     n_boot: int = AGREE_BOOTSTRAP_N
     seed: int = AGREE_SEED
     confusion: tuple[tuple[int, ...], ...] = ()
@@ -299,7 +297,7 @@ def agreement(
     *,
     n_boot: int = AGREE_BOOTSTRAP_N,
     seed: int = AGREE_SEED,
-    level: float = KAPPA_LEVEL,
+    level: float = AGREE_CI,
 ) -> Agreement:
     """Agreement of two judges on ``dimension``: ``per_item[i]`` lists (old label, new label)
     for each single judgement (order, vote) of item i. κ's interval resamples items (a
