@@ -61,7 +61,7 @@ def order_winners(answers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     (:func:`vocencebench.judge.majority_winner`; a tied count is a tie)."""
     by: dict[str, list[Winner]] = {}
     for a in answers:
-        # Stored answers were validated when their Verdict was built (schema.WINNERS).
+        # The judge writes a, b or tie here; the rule would count any other label as is.
         by.setdefault(str(a["order"]), []).append(cast("Winner", str(a["winner"])))
     return {o: majority_winner(w) for o, w in sorted(by.items())}
 
