@@ -24,6 +24,7 @@ import pytest
 
 import vocencebench as vb
 from board_fakes import scripted_judge
+from seeding import make_rng
 from vocencebench.audio import Audio, load_audio, to_wav_bytes
 from vocencebench.board import read_board, verify
 from vocencebench.cli import main
@@ -128,7 +129,7 @@ class BreathyEspeak:
         seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
         k = int(0.02 * clip.sample_rate)
         envelope = np.sqrt(np.convolve(x * x, np.ones(k) / k, mode="same"))
-        noisy = x + level * envelope * np.random.default_rng(seed).standard_normal(len(x))
+        noisy = x + level * envelope * make_rng(seed).standard_normal(len(x))
         return to_wav_bytes(np.clip(noisy, -1.0, 1.0), clip.sample_rate)
 
 

@@ -4,6 +4,7 @@ judge section), and the agreement statistics of ``judge agree``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,11 +134,12 @@ def test_old_verdicts_without_answers_still_give_the_swap_rate() -> None:
     assert any("no per-order answers" in n for n in b.notes)
 
 
-def test_cohen_kappa_and_its_seeded_interval() -> None:
+def test_cohen_kappa_and_its_seeded_interval(rng_factory: Callable[..., np.random.Generator]
+                                            ) -> None:
     assert cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]) == pytest.approx(0.5)
     assert cohen_kappa(["a", "b", "tie"], ["a", "b", "tie"]) == pytest.approx(1.0)
     assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # one label throughout: undefined
-    rng = np.random.default_rng(5)
+    rng = rng_factory(5)
     per_item = []
     for _ in range(60):
         old = [str(rng.choice(["a", "b"])) for _ in range(4)]

@@ -1,7 +1,7 @@
 """The house rules of src/vocencebench, checked on every test run: the layer contracts hold,
 no import circle, no private name imported from another module, no module over 700 lines
-unless docs/architecture.md says why, and the architecture page names only modules that
-exist."""
+unless docs/architecture.md says why, the architecture page names only modules that exist,
+and the tests take their random generators from tests/seeding.py."""
 
 from __future__ import annotations
 
@@ -178,3 +178,30 @@ def test_every_data_file_of_the_package_is_shipped() -> None:
     assert "probes/gender_model.json" in data
     unshipped = [p for p in data if not any(fnmatch.fnmatchcase(p, g) for g in globs)]
     assert not unshipped, f"not in [tool.setuptools.package-data]: {unshipped}"
+
+
+def _ad_hoc_generators(source: str) -> list[int]:
+    """Lines that build a NumPy generator themselves (``default_rng(...)``, ``RandomState``,
+    ``np.random.seed``) instead of taking the seeded fixtures of tests/seeding.py."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if name in ("default_rng", "RandomState") or (
+                    name == "seed" and "random" in ast.unparse(node.func)):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_tests_draw_random_numbers_from_the_seeding_module() -> None:
+    tests = ROOT / "tests"
+    found = {str(p.relative_to(ROOT)): _ad_hoc_generators(p.read_text(encoding="utf-8"))
+             for p in sorted(tests.rglob("*.py")) if p.name != "seeding.py"}
+    assert {k: v for k, v in found.items() if v} == {}, (
+        "take the rng / rng_factory fixtures or seeding.make_rng(seed) instead")
+
+
+def test_the_generator_scan_sees_an_ad_hoc_generator() -> None:
+    src = ("import numpy as np\nrng = np.random.default_rng(5)\nx = make_rng(5)\n"
+           "np.random.seed(1)\nr = np.random.RandomState(2)\n")
+    assert _ad_hoc_generators(src) == [2, 4, 5]
