@@ -48,6 +48,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from ._util.deps import require
 from .errors import AudioError, ConfigError, MissingDependencyError
 
 __all__ = [
@@ -162,10 +163,7 @@ class Audio:
 def _resample(x: FloatArray, sr_in: int, sr_out: int) -> FloatArray:
     if sr_in == sr_out:
         return x
-    try:
-        import soxr
-    except ImportError as exc:  # pragma: no cover - soxr is in the probes extra
-        raise MissingDependencyError("resampling audio", "probes", package="soxr") from exc
+    soxr = require("soxr", "resampling audio", "probes", package="soxr")
     y = np.ascontiguousarray(soxr.resample(x, sr_in, sr_out, quality=RESAMPLE_QUALITY),
                              dtype=np.float32)
     y.setflags(write=False)
@@ -332,10 +330,7 @@ def load_audio(
     raw, label = _read_input(data, name, max_bytes)
     if not raw:
         raise _fail(label, "empty audio (0 bytes); the system returned no data")
-    try:
-        import soundfile as sf
-    except ImportError as exc:  # pragma: no cover - soundfile is in the probes extra
-        raise MissingDependencyError("decoding audio", "probes", package="soundfile") from exc
+    sf = require("soundfile", "decoding audio", "probes", package="soundfile")
 
     decodable, truncated = _wav_fix_sizes(raw)
     if truncated:

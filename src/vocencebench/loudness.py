@@ -14,7 +14,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .errors import MissingDependencyError, ProbeError
+from ._util.deps import require
+from .errors import ProbeError
 
 __all__ = ["LOUDNESS_BLOCK_S", "integrated_loudness"]
 
@@ -25,12 +26,7 @@ LOUDNESS_BLOCK_S: Final = 0.4
 
 
 def _pyloudnorm() -> Any:
-    try:
-        import pyloudnorm
-    except ImportError as exc:
-        raise MissingDependencyError("the loudness probe", "probes", package="pyloudnorm") \
-            from exc
-    return pyloudnorm
+    return require("pyloudnorm", "the loudness probe", "probes", package="pyloudnorm")
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,7 +1,8 @@
 """The house rules of src/vocencebench, checked on every test run: the layer contracts hold,
 no import circle, no private name imported from another module, no module over 700 lines
 unless docs/architecture.md says why, the architecture page names only modules that exist,
-and the tests take their random generators from tests/seeding.py."""
+optional imports go through the one guard (``_util.deps.require``), and the tests take their
+random generators from tests/seeding.py."""
 
 from __future__ import annotations
 
@@ -205,3 +206,32 @@ def test_the_generator_scan_sees_an_ad_hoc_generator() -> None:
     src = ("import numpy as np\nrng = np.random.default_rng(5)\nx = make_rng(5)\n"
            "np.random.seed(1)\nr = np.random.RandomState(2)\n")
     assert _ad_hoc_generators(src) == [2, 4, 5]
+
+
+def _hand_written_guards(source: str) -> list[int]:
+    """Lines of ``try: import X`` / ``except ImportError: raise MissingDependencyError``: the
+    optional-import guard that ``vocencebench._util.deps.require`` writes once."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Try):
+            continue
+        for handler in node.handlers:
+            caught = ast.unparse(handler.type) if handler.type is not None else ""
+            raises = [n for n in ast.walk(handler) if isinstance(n, ast.Raise)
+                      and n.exc is not None and "MissingDependencyError" in ast.unparse(n.exc)]
+            if ("ImportError" in caught or "ModuleNotFoundError" in caught) and raises:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_optional_imports_go_through_the_one_guard() -> None:
+    found = {str(p.relative_to(ROOT)): _hand_written_guards(p.read_text(encoding="utf-8"))
+             for p in _modules() if p.name != "deps.py"}
+    assert {k: v for k, v in found.items() if v} == {}, "use _util.deps.require"
+
+
+def test_the_guard_scan_sees_a_hand_written_guard() -> None:
+    src = ("try:\n    import soxr\nexcept ImportError as exc:\n"
+           "    raise MissingDependencyError('x', 'probes') from exc\n"
+           "try:\n    import hibari\nexcept ImportError:\n    hibari = None\n")
+    assert _hand_written_guards(src) == [1]
