@@ -41,8 +41,6 @@ from ._corpus.files import (
 )
 from ._corpus.sampler import (
     CATEGORIES,
-    CORPUS_SEED,
-    DIFFICULTY_MIX,
     HARD_CATEGORIES,
     Assignment,
     balanced_assignment,
@@ -52,6 +50,7 @@ from ._corpus.sampler import (
 from ._corpus.splits import Split, split_holdout
 from ._corpus.stats import CorpusStats, corpus_stats
 from ._corpus.templates import generate_template_corpus, person_noun
+from .constants import CORPUS_SEED, DIFFICULTY_MIX
 
 __all__ = [
     "AUTHORING_KINDS",

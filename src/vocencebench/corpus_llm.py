@@ -39,9 +39,8 @@ import httpx
 
 from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
 from ._util.retry import RetryPolicy
-from .constants import CORPUS_SIZE
+from .constants import CORPUS_SEED, CORPUS_SIZE
 from .corpus import (
-    CORPUS_SEED,
     Assignment,
     balanced_assignment,
     check_item,

@@ -18,8 +18,6 @@ from ..traits import TRAITS, TraitRegistry
 
 __all__ = [
     "CATEGORIES",
-    "CORPUS_SEED",
-    "DIFFICULTY_MIX",
     "HARD_CATEGORIES",
     "Assignment",
     "RawStream",
