@@ -173,10 +173,25 @@ class FakeJudgeServer:
                     call = server._record(self.path, dict(self.headers.items()), body)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                # A call is in flight until its reply starts to go out: the client cannot
+                # hear the end of it before that, so a next call it sends (one semaphore
+                # slot freed) is never counted beside the one it follows. Counting until the
+                # handler thread returns raced the client, which reads content-length bytes
+                # and moves on while this thread is still closing the socket.
+                answered = False
+
+                def done() -> None:
+                    nonlocal answered
+                    if not answered:
+                        answered = True
+                        with server._lock:
+                            server.in_flight -= 1
+
                 try:
                     reply = server.respond(call)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
+                    done()
                     if reply.reset:
                         self.close_connection = True
                         return
@@ -205,8 +220,7 @@ class FakeJudgeServer:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    done()
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
