@@ -48,6 +48,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from ._numbers import is_whole_number
 from ._util.deps import require
 from .errors import AudioError, ConfigError, MissingDependencyError
 
@@ -325,7 +326,7 @@ def load_audio(
         raise ConfigError(
             f"need 0 <= min_seconds < max_seconds (finite), got {min_seconds}, {max_seconds}"
         )
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+    if not is_whole_number(max_bytes) or max_bytes < 1:
         raise ConfigError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     raw, label = _read_input(data, name, max_bytes)
     if not raw:
@@ -486,7 +487,7 @@ def to_wav_bytes(samples: npt.ArrayLike, sample_rate: int) -> bytes:
     ``sample_rate``: Hz. The header carries no timestamps, so equal input gives equal bytes.
     """
     arr: np.ndarray[Any, Any] = np.asarray(samples)
-    if isinstance(sample_rate, bool) or not isinstance(sample_rate, int | np.integer) \
+    if not (is_whole_number(sample_rate) or isinstance(sample_rate, np.integer)) \
             or sample_rate <= 0:
         raise ConfigError(f"sample_rate must be a positive integer (Hz), got {sample_rate!r}")
     if arr.ndim == 1:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._numbers import is_whole_number
 from .constants import REPORT_DECISIVE_CLIPS, REPORT_GROUP_CLIPS_MAX, REPORT_WORST_CLIPS
 from .errors import ConfigError, VocenceError
 
@@ -89,7 +90,7 @@ class ClipSelection:
 
 def _check_counts(**counts: int) -> None:
     for name, v in counts.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        if not is_whole_number(v) or v < 0:
             raise ConfigError(f"{name} must be an integer ≥ 0, got {v!r}")
 
 

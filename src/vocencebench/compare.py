@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from ._numbers import is_whole_number
 from ._pipeline.engine import DEFAULT_WINDOW, Engine, RunOptions
 from ._util.protocols import check_component
 from .adapters import SystemHooks, check_distinct_identities, system_hooks
@@ -221,7 +222,7 @@ def _concurrency(concurrency: Concurrency) -> tuple[int | None, int | None]:
     if len(pair) != 2:
         raise ConfigError(f"concurrency must be an int or an (a, b) pair, got {concurrency!r}")
     for c in pair:
-        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
+        if c is not None and (not is_whole_number(c) or c < 1):
             raise ConfigError(f"concurrency must be ≥ 1 (requests in flight), got {c!r}")
     return (pair[0], pair[1])
 

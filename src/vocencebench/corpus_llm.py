@@ -26,7 +26,6 @@ redacted.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ._numbers import is_finite_number, is_whole_number
 from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
 from ._util.retry import RetryPolicy
 from .constants import CORPUS_SEED, CORPUS_SIZE
@@ -122,11 +122,9 @@ class LLMCorpusWriter:
         check_credentials(self.base_url, has_key=bool(self.api_key))
         if not self.model:
             raise ConfigError("no LLM model: pass model= or set VOCENCE_LLM_MODEL")
-        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \
-                or self.max_attempts < 1:
+        if not is_whole_number(self.max_attempts) or self.max_attempts < 1:
             raise ConfigError(f"max_attempts must be an integer >= 1, got {self.max_attempts!r}")
-        if not (isinstance(self.timeout_s, int | float) and not isinstance(self.timeout_s, bool)
-                and math.isfinite(self.timeout_s) and self.timeout_s > 0):
+        if not (is_finite_number(self.timeout_s) and self.timeout_s > 0):
             raise ConfigError(f"timeout_s must be a positive number of seconds, got "
                               f"{self.timeout_s!r}")
         self._retry_policy()  # validates http_retries and backoff_s now, not at the first call

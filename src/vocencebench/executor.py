@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from ._numbers import is_whole_number
 from ._util.deps import require
 from ._util.procs import usable_cpus
 from .errors import ConfigError
@@ -51,7 +52,7 @@ def check_workers(workers: object) -> int | None:
     """``workers`` if it is None or a whole number ≥ 1; else ConfigError (0 is not "all")."""
     if workers is None:
         return None
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if not is_whole_number(workers) or workers < 1:
         raise ConfigError(f"workers must be a whole number ≥ 1 (or unset for one per CPU), "
                           f"got {workers!r}")
     return workers

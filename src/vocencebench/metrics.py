@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ._numbers import is_finite_number, is_real_number
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from .decide import bootstrap_means
 from .errors import ConfigError, ScoresError
@@ -53,7 +54,7 @@ __all__ = [
 
 
 def _check_d(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_real_number(value):
         raise ScoresError(f"{where}: desirability {value!r} is not a number")
     v = float(value)
     if not (math.isfinite(v) and 0.0 <= v <= 1.0):
@@ -407,7 +408,7 @@ def level_response(
             values.setdefault(t, {}).setdefault(level, [])
             missing.setdefault(t, {}).setdefault(level, 0)
             v = getattr(r, "value", None)
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+            if not is_finite_number(v):
                 missing[t][level] += 1
                 continue
             units.setdefault(t, str(getattr(r, "unit", "")))

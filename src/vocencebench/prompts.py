@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._numbers import is_finite_number
 from .constants import RUBRIC_MAX
 from .errors import ConfigError, JudgeResponseError
 from .traits import NATURALNESS, TRAITS, TraitRegistry
@@ -367,8 +367,7 @@ def extract_json(text: str) -> Any:
 
 def _score(obj: Mapping[str, Any], key: str, at: str) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
-            or v != int(v) or not 0 <= v <= RUBRIC_MAX:
+    if not is_finite_number(v) or v != int(v) or not 0 <= v <= RUBRIC_MAX:
         raise JudgeResponseError(f"{key}{at} must be an integer 0-{RUBRIC_MAX}, got {v!r}")
     return int(v)
 
@@ -394,9 +393,7 @@ def _validate(obj: Any, where: str = "") -> Answer:
     if winner is None:
         raise JudgeResponseError(f"winner{at} must be 'A', 'B' or 'tie', got {raw_winner!r}")
     conf = obj["confidence"]
-    if isinstance(conf, bool) or not isinstance(conf, int | float) or not (
-        math.isfinite(conf) and 0 <= conf <= 1
-    ):
+    if not (is_finite_number(conf) and 0 <= conf <= 1):
         raise JudgeResponseError(f"confidence{at} must be a number in [0, 1], got {conf!r}")
     if (winner == "A" and score_a < score_b) or (winner == "B" and score_b < score_a):
         raise JudgeResponseError(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
+from ._numbers import is_real_number
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, PACKAGE_VERSION
 from .errors import ConfigError
 
@@ -61,7 +62,7 @@ def check_schema_version(version: object, where: str, *, reads: int = SCHEMA_VER
     """
     if version == reads:
         return
-    newer = isinstance(version, int | float) and not isinstance(version, bool) and version > reads
+    newer = is_real_number(version) and version > reads
     what = ("a newer schema_version" if newer else "an unknown schema_version")
     hint = ("; upgrade vocencebench to read it" if newer else
             "; point at a file written by vocencebench")

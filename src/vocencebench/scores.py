@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._numbers import is_desirability, is_gate_value, is_real_number
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, COMPOSITE_TOLERANCE
 from .decide import composite
 from .early_stopping import decide_ranges, range_of, sample_range
@@ -71,17 +72,6 @@ _REQUIRED = ("item", "system", "S")
 # ----------------------------------------------------------------------------- the rule
 
 
-def _is_desirability(v: Any) -> bool:
-    """Whether ``v`` is a desirability: a finite number (not a bool) on [0, 1]."""
-    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) \
-        and 0.0 <= v <= 1.0
-
-
-def _is_gate(gate: Any) -> bool:
-    """Whether ``gate`` is a gate value: 0, 1 or None (not a bool)."""
-    return gate is None or (not isinstance(gate, bool) and gate in (0, 1))
-
-
 def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
     """The S that a sample's own ``d``, ``gate`` and ``failure`` give by the published rule:
     0.0 for a failed sample (``failure`` set), else ``composite(d, gate)``; None when there
@@ -96,9 +86,9 @@ def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
     if not isinstance(d, dict):
         raise ScoresError(f"d must be an object of desirabilities, got {type(d).__name__}")
     for dim, v in d.items():
-        if not _is_desirability(v):
+        if not is_desirability(v):
             raise ScoresError(f"d[{dim!r}]={v!r} is not a number in [0, 1]")
-    if not _is_gate(gate):
+    if not is_gate_value(gate):
         raise ScoresError(f"gate={gate!r} must be 0, 1 or null")
     return composite(d, gate)
 
@@ -414,12 +404,12 @@ def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
     if not isinstance(d, dict):
         raise ScoresError(f"{who}: an unjudged row needs d (its scored dimensions), got {d!r}")
     for k, v in d.items():
-        if not _is_desirability(v):
+        if not is_desirability(v):
             raise ScoresError(f"{who}: d[{k!r}]={v!r} is not a desirability on [0, 1]")
         if k in dims:
             raise ScoresError(f"{who}: dimension {k!r} is both in d and unjudged")
     gate = row.get("gate")
-    if not _is_gate(gate):
+    if not is_gate_value(gate):
         raise ScoresError(f"{who}: gate must be 0, 1 or null, got {gate!r}")
     return range_of({str(k): float(v) for k, v in d.items()}, dims, gate)
 
@@ -455,7 +445,7 @@ def _parse_line(source: str, lineno: int, text: str
             raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
                               f"S={s!r}; an incomplete row has S null")
         return item, system, None, gap, None, False
-    if isinstance(s, bool) or not isinstance(s, int | float):
+    if not is_real_number(s):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
     s = float(s)
     if not math.isfinite(s):

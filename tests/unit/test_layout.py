@@ -1,8 +1,8 @@
 """The house rules of src/vocencebench, checked on every test run: the layer contracts hold,
 no import circle, no private name imported from another module, no module over 700 lines
 unless docs/architecture.md says why, the architecture page names only modules that exist,
-optional imports go through the one guard (``_util.deps.require``), and the tests take their
-random generators from tests/seeding.py."""
+optional imports go through the one guard (``_util.deps.require``), "a number, not a bool"
+checks through ``_numbers``, and the tests take their random generators from tests/seeding.py."""
 
 from __future__ import annotations
 
@@ -235,3 +235,37 @@ def test_the_guard_scan_sees_a_hand_written_guard() -> None:
            "    raise MissingDependencyError('x', 'probes') from exc\n"
            "try:\n    import hibari\nexcept ImportError:\n    hibari = None\n")
     assert _hand_written_guards(src) == [1]
+
+
+def _hand_written_bool_traps(source: str) -> list[int]:
+    """Lines where ``isinstance(v, bool)`` is one clause of a condition (``isinstance(v, bool)
+    or not isinstance(v, int)``, ...): the "a number, but not a bool" test that
+    ``vocencebench._numbers`` writes once. ``if not isinstance(v, bool)`` alone (v must
+    be a bool) is not one."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.BoolOp):
+            continue
+        for clause in node.values:
+            inner = clause.operand if isinstance(clause, ast.UnaryOp) else clause
+            if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
+                    and inner.func.id == "isinstance" and len(inner.args) == 2
+                    and "bool" in {n.id for n in ast.walk(inner.args[1])
+                                   if isinstance(n, ast.Name)}):
+                lines.append(inner.lineno)
+    return sorted(set(lines))
+
+
+def test_number_checks_go_through_the_one_module() -> None:
+    found = {str(p.relative_to(ROOT)): _hand_written_bool_traps(p.read_text(encoding="utf-8"))
+             for p in _modules() if p.relative_to(PACKAGE).as_posix() != "_numbers.py"}
+    assert {k: v for k, v in found.items() if v} == {}, (
+        "use vocencebench._numbers (is_whole_number, is_real_number, ...)")
+
+
+def test_the_bool_trap_scan_sees_a_hand_written_check() -> None:
+    src = ("if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n    pass\n"
+           "ok = isinstance(v, int | float) and not isinstance(v, bool)\n"
+           "if not isinstance(flag, bool):\n    pass\n"
+           "if x and isinstance(y, (bool, str)):\n    pass\n")
+    assert _hand_written_bool_traps(src) == [1, 3, 6]

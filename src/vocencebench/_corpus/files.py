@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._numbers import is_whole_number
 from ..errors import CorpusError
 from ..schema import Item, dumps_canonical
 
@@ -70,7 +71,7 @@ def _item_from(obj: Any, where: str) -> Item:
     for name in ("id", "instruction", "text", "category"):
         if not isinstance(obj[name], str):
             raise CorpusError(f"{where}: {name!r} must be a string")
-    if not isinstance(obj["difficulty"], int) or isinstance(obj["difficulty"], bool):
+    if not is_whole_number(obj["difficulty"]):
         raise CorpusError(f"{where}: 'difficulty' must be the integer 0, 1 or 2")
     return Item(id=obj["id"], instruction=obj["instruction"], text=obj["text"],
                 traits=dict(obj["traits"]), difficulty=obj["difficulty"],

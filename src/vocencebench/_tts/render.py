@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from .._numbers import is_whole_number
 from .._util.deps import require
 from .._util.procs import WATCH_INTERVAL_S, die_with_parent, usable_cpus
 from ..audio import to_wav_bytes
@@ -321,7 +322,7 @@ def render_jobs(jobs: Sequence[tuple[str, EspeakSettings]], workers: int | None,
     initialised template costs half the CPU of loading the library in each of them.
     """
     n = _default_workers() if workers is None else workers
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if not is_whole_number(n) or n < 1:
         raise ConfigError(f"workers must be a positive integer, got {workers!r}")
     n = min(n, usable_cpus())  # lanes are CPU-bound: more than the CPUs only costs memory
     out: list[bytes | SynthesisError | None] = [None] * len(jobs)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from .._numbers import is_whole_number
 from .._util.deps import installed_version
 from ..constants import PROJECT_SEED
 from ..errors import ConfigError
@@ -114,11 +115,10 @@ class EspeakSettings:
             ("pitch", self.pitch, PERCENT_RANGE),
             ("range", self.range, PERCENT_RANGE),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            if not is_whole_number(value) or not lo <= value <= hi:
                 raise ConfigError(f"eSpeak {what} must be an integer in [{lo}, {hi}], "
                                   f"got {value!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
-                or not 0 <= self.seed < 2**31:
+        if not is_whole_number(self.seed) or not 0 <= self.seed < 2**31:
             raise ConfigError(f"eSpeak seed must be an integer in [0, 2**31), got {self.seed!r}")
 
 

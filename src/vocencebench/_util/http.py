@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import random
 import re
 import threading
@@ -55,6 +54,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from .._numbers import is_finite_number, is_whole_number
 from ..errors import ConfigError, ServiceError
 from ..redact import redact, register_secret, register_url_secrets, safe_url
 from .deadline import DeadlineTransport, deadline_at
@@ -244,11 +244,9 @@ class HttpClient:
         wall_clock: Callable[[], float] = time.time,
         limiter: RateLimiter | None = None,
     ) -> None:
-        if not (isinstance(timeout_s, int | float) and not isinstance(timeout_s, bool)
-                and math.isfinite(timeout_s) and timeout_s > 0):
+        if not (is_finite_number(timeout_s) and timeout_s > 0):
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout_s!r}")
-        if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
-                or max_body_bytes < 1:
+        if not is_whole_number(max_body_bytes) or max_body_bytes < 1:
             raise ConfigError(f"max_body_bytes must be a positive integer, got {max_body_bytes!r}")
         self.service = service
         self.timeout_s = float(timeout_s)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .._numbers import is_finite_number, is_whole_number
 from ..errors import ConfigError
 
 __all__ = [
@@ -64,8 +65,7 @@ class RetryPolicy:
     max_retry_after_s: float = 600.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
-                or self.max_retries < 0:
+        if not is_whole_number(self.max_retries) or self.max_retries < 0:
             raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
         for name in ("backoff_s", "max_backoff_s", "max_retry_after_s"):
             v = getattr(self, name)
@@ -121,9 +121,7 @@ class RateLimiter:
         if requests_per_minute is None:
             self.interval_s = 0.0
             return
-        if isinstance(requests_per_minute, bool) or not (
-                isinstance(requests_per_minute, int | float)
-                and math.isfinite(requests_per_minute) and requests_per_minute > 0):
+        if not (is_finite_number(requests_per_minute) and requests_per_minute > 0):
             raise ConfigError(
                 f"requests_per_minute must be a positive number, got {requests_per_minute!r}"
             )

@@ -32,6 +32,7 @@ import datetime
 import math
 from typing import Any
 
+from .._numbers import is_whole_number
 from ..errors import ConfigError
 from ..redact import safe_url
 
@@ -139,7 +140,7 @@ def judge_from_args(args: argparse.Namespace) -> Any:
 
     settings: dict[str, Any] = {}
     concurrency = getattr(args, "judge_concurrency", _DEFAULT_CONCURRENCY)
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+    if not is_whole_number(concurrency) or concurrency < 1:
         raise ConfigError(f"--judge-concurrency must be an integer >= 1, got {concurrency!r}")
     for dest, option in _OPTION_OF.items():
         value = getattr(args, dest, None)

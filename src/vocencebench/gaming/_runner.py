@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._numbers import is_whole_number
 from ..adapters import synthesize_item, system_id
 from ..cache import Cache, NullCache, cache_key
 from ..errors import ConfigError, VocenceError
@@ -343,8 +344,8 @@ def redteam(
     # The one corpus gate, before the clips are pre-rendered (the duels' own gate in
     # benchmark() would only see the corpus after that synthesis).
     validate_corpus(corpus, registry=getattr(probes, "registry", None) or TRAITS)
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise ConfigError(f"limit must be ≥ 1, got {limit!r}")
+    if limit is not None and (not is_whole_number(limit) or limit < 1):
+        raise ConfigError(f"limit must be a whole number of attacks ≥ 1, got {limit!r}")
     specs: list[AttackSpec] = (list(CATALOGUE) if attacks is None
                                else [get_spec(a) for a in attacks])
     if not specs:

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from .._numbers import is_real_number
 from .._util.closing import Closing
 from .._util.http import HttpClient, HTTPFailure, HttpResponse, check_credentials
 from .._util.retry import RateLimiter
@@ -221,4 +222,4 @@ def b64(data: bytes) -> str:
 
 def token_count(value: Any) -> int:
     """A token count from a provider's JSON: the number, or 0 when it is missing or not one."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    return int(value) if is_real_number(value) else 0

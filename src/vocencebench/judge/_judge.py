@@ -39,6 +39,7 @@ import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from .._numbers import is_whole_number
 from .._util.closing import Closing
 from ..errors import ConfigError, JudgeResponseError
 from ..prompts import (
@@ -378,7 +379,7 @@ class Judge(Closing):
     def _check_unit(order: str, vote: int) -> Order:
         if order not in ORDERS:
             raise ConfigError(f"order must be 'ab' or 'ba', got {order!r}")
-        if isinstance(vote, bool) or not isinstance(vote, int) or vote < 0:
+        if not is_whole_number(vote) or vote < 0:
             raise ConfigError(f"vote must be a non-negative integer, got {vote!r}")
         return order  # type: ignore[return-value]
 
@@ -442,7 +443,7 @@ class Judge(Closing):
     # -- comparisons: every order × vote, one unit after the other
     @staticmethod
     def _units(votes: int, swap: bool | None, consistent: bool) -> list[tuple[str, int]]:
-        if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+        if not is_whole_number(votes) or votes < 1:
             raise ConfigError(f"votes must be a positive integer, got {votes!r}")
         orders = ORDERS if (consistent if swap is None else swap) else ORDERS[:1]
         return [(o, v) for o in orders for v in range(votes)]

@@ -8,11 +8,11 @@ million tokens.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar, overload
 
+from .._numbers import is_finite_number, is_whole_number
 from .._util.retry import RetryPolicy
 from ..errors import ConfigError
 from ..redact import safe_url
@@ -27,8 +27,8 @@ _THINKING_LEVELS = ("minimal", "low", "medium", "high")
 
 
 def _positive(name: str, v: Any, *, integer: bool = False, zero: bool = False) -> None:
-    ok_type = isinstance(v, int) if integer else isinstance(v, int | float)
-    if isinstance(v, bool) or not ok_type or not math.isfinite(v) or v < 0 or (v == 0 and not zero):
+    ok_type = is_whole_number(v) if integer else is_finite_number(v)
+    if not ok_type or v < 0 or (v == 0 and not zero):
         kind = "an integer" if integer else "a number"
         bound = ">= 0" if zero else "> 0"
         raise ConfigError(f"{name} must be {kind} {bound}, got {v!r}")
@@ -97,8 +97,7 @@ class BackendOptions:
         if self.max_output_tokens is not None:
             _positive("max_output_tokens", self.max_output_tokens, integer=True)
         if self.thinking_budget is not None and (
-                isinstance(self.thinking_budget, bool) or not isinstance(self.thinking_budget, int)
-                or self.thinking_budget < -1):
+                not is_whole_number(self.thinking_budget) or self.thinking_budget < -1):
             raise ConfigError(f"thinking_budget must be an integer >= -1 (tokens; -1 dynamic, "
                               f"0 off), got {self.thinking_budget!r}")
         if self.thinking_level is not None and self.thinking_level not in _THINKING_LEVELS:

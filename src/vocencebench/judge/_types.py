@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from .._numbers import is_finite_number
 from ..audio import wav_duration_s as audio_wav_duration_s
 from ..errors import ConfigError, JudgeResponseError
 
@@ -164,8 +164,7 @@ class Price:
             v = getattr(self, name)
             if v is None and name not in ("input", "output"):
                 continue
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
-                    or v < 0:
+            if not is_finite_number(v) or v < 0:
                 raise ConfigError(f"Price.{name} must be a finite number >= 0 (USD per 1M "
                                   f"tokens), got {v!r}")
 

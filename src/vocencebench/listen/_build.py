@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._numbers import is_whole_number
 from .._util.text import terminal_safe
 from ..clips import encode_flac, find_cache, open_for_reading, read_clip
 from ..constants import LISTEN_ITEMS, LISTEN_SEED
@@ -102,7 +103,7 @@ def stratified_sample(
     a stratum is never given more than it holds). The caller takes items from each list in
     order, skipping any it cannot use, so a missing clip is replaced from the same stratum.
     Returns ``[quota, *permuted indices]`` per stratum."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if not is_whole_number(n) or n < 1:
         raise ConfigError(f"--items must be an integer ≥ 1, got {n!r}")
     rng = np.random.Generator(np.random.PCG64(seed))
     groups: dict[str, list[int]] = {}

@@ -31,6 +31,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from .._numbers import is_whole_number
 from ..errors import ConfigError
 from ..schema import WINNERS
 
@@ -98,7 +99,7 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
     scores = [body.get("score_a"), body.get("score_b")]
     if all(s in ("", None) for s in scores):
         sa = sb = ""
-    elif all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= 3 for s in scores):
+    elif all(is_whole_number(s) and 0 <= s <= 3 for s in scores):
         sa, sb = str(scores[0]), str(scores[1])
     else:
         raise ConfigError("scores must both be integers 0-3, or both empty")
@@ -190,7 +191,7 @@ def serve_listening_test(
         test = json.loads((root / "test.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{root} is not a listening folder (test.json: {exc})") from None
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+    if not is_whole_number(port) or not 0 <= port <= 65535:
         raise ConfigError(f"--port must be 0-65535, got {port!r}")
     log = LabelsLog(labels if labels is not None else root / "labels")
     box: list[int] = []

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._numbers import is_desirability, is_finite_number, is_gate_value
 from ..constants import (
     ALPHA,
     BOOTSTRAP_N,
@@ -629,14 +630,12 @@ def _sample(source: str, lineno: int, row: Any) -> SampleScore:
     if not isinstance(d, dict):
         raise ScoresError(f"{where}: d must be an object of dimension → desirability")
     for k, v in d.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not (
-                math.isfinite(v) and 0.0 <= v <= 1.0):
+        if not is_desirability(v):
             raise ScoresError(f"{where}: d[{k!r}] = {v!r} is not a number in [0, 1]")
     g, wer, failure = row.get("gate"), row.get("wer"), row.get("failure")
-    if isinstance(g, bool) or g not in (None, 0, 1):
+    if not is_gate_value(g):
         raise ScoresError(f"{where}: gate must be 0, 1 or null, got {g!r}")
-    if wer is not None and (isinstance(wer, bool) or not isinstance(wer, int | float)
-                            or not math.isfinite(wer) or wer < 0):
+    if wer is not None and not (is_finite_number(wer) and wer >= 0):
         raise ScoresError(f"{where}: wer must be a finite fraction ≥ 0 or null, got {wer!r}")
     if failure is not None and not isinstance(failure, str):
         raise ScoresError(f"{where}: failure must be a string or null, got {failure!r}")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+from .._numbers import is_whole_number
 from ..errors import ConfigError, SynthesisError, VocenceError
 from ..schema import Item
 
@@ -158,7 +159,7 @@ def system_hooks(system: Callable[[str, str], bytes], *, label: str = "system") 
     if not isinstance(cache_clips, bool):
         raise ConfigError(f"{name}: cache_clips must be a bool, got {cache_clips!r}")
     conc = getattr(system, "concurrency", None)
-    if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
+    if conc is not None and (not is_whole_number(conc) or conc < 1):
         raise ConfigError(f"{name}: concurrency must be {SYSTEM_HOOKS['concurrency']}, "
                           f"got {conc!r}")
     placement = getattr(system, "placement", None)
@@ -247,7 +248,7 @@ def _size(n: int) -> str:
 
 def check_max_bytes(max_bytes: int) -> int:
     """``max_bytes`` when it is a whole number of bytes ≥ 1, else a ConfigError."""
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+    if not is_whole_number(max_bytes) or max_bytes < 1:
         raise ConfigError(f"max_bytes must be a whole number of bytes ≥ 1, got {max_bytes!r}")
     return max_bytes
 

@@ -38,6 +38,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from .._numbers import is_whole_number
 from .._util.deps import installed_version, require
 from .._util.praat import seeded
 from ..audio import to_wav_bytes
@@ -407,7 +408,7 @@ class HibariSystem:
         if name not in NEURAL_SYSTEMS:
             raise ConfigError(f"unknown neural system {name!r}; valid: "
                               f"{', '.join(NEURAL_SYSTEMS)}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        if not is_whole_number(seed) or not 0 <= seed < 2**32:
             raise ConfigError(f"hibari seed must be an integer in [0, 2**32), got {seed!r}")
         _hibari_module()
         if name == "hibari-follow":
