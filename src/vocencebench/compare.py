@@ -218,7 +218,8 @@ def _check_components(probes: object, transcriber: object, judge: object) -> Non
 def _concurrency(concurrency: Concurrency) -> tuple[int | None, int | None]:
     if concurrency is None:
         return (None, None)
-    pair = (concurrency, concurrency) if isinstance(concurrency, int) else tuple(concurrency)
+    pair = (tuple(concurrency) if isinstance(concurrency, tuple | list)
+            else (concurrency, concurrency))
     if len(pair) != 2:
         raise ConfigError(f"concurrency must be an int or an (a, b) pair, got {concurrency!r}")
     for c in pair:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ._numbers import is_desirability
 from .constants import (
     ALPHA,
     BOOTSTRAP_N,
@@ -108,7 +109,7 @@ def composite(
     """
     values = list(d.values()) if isinstance(d, Mapping) else list(d)
     for v in values:
-        if not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
+        if not is_desirability(v):
             raise ConfigError(f"desirability {v!r} is not a number in [0, 1]")
     gv = 1 if g is None else g
     if gv not in (0, 1):

@@ -325,7 +325,7 @@ def bootstrap_ci(
     exactly the decision's LCB. Percentile positions are rounded to 10 decimals so that
     ``level=0.90`` asks for exactly the 5th and 95th percentiles.
     """
-    if not (isinstance(level, int | float) and 0.0 < level < 1.0):
+    if not (is_real_number(level) and 0.0 < level < 1.0):
         raise ConfigError(f"level {level!r} must be strictly between 0 and 1, e.g. 0.95")
     means = bootstrap_means(values, n_boot=n_boot, seed=seed)
     vals = [float(v) for v in values]
@@ -414,7 +414,7 @@ def level_response(
             units.setdefault(t, str(getattr(r, "unit", "")))
             values[t][level].append(float(v))
             st = (getattr(r, "detail", None) or {}).get("semitones")
-            if isinstance(st, int | float) and math.isfinite(st):
+            if is_finite_number(st):
                 semis.setdefault(t, {}).setdefault(level, []).append(float(st))
     out: dict[str, LevelResponse] = {}
     for t in traits:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._numbers import is_real_number, is_whole_number
 from .audio import Clip
 from .cache import Cache, clip_key
 from .constants import AGREE_BOOTSTRAP_N, AGREE_ITEMS, AGREE_SEED
@@ -275,11 +276,11 @@ def _agree(h: Head2Head, judge: Any, store: Cache, run: str, old_model: str,
         agreements=tuple(agreements), subset_old=subset_old, subset_new=subset_new,
         headline_old=h.decision, headline_new=headline_new,
         calls=(calls1 - calls0) if calls0 is not None and calls1 is not None else None,
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        cost_usd=float(cost) if is_real_number(cost) else None,
         failed=failed, notes=tuple(notes))
 
 
 def _calls(judge: Any) -> int | None:
     usage = getattr(getattr(judge, "backend", None), "usage", None)
     calls = getattr(usage, "calls", None)
-    return calls if isinstance(calls, int) else None
+    return calls if is_whole_number(calls) else None

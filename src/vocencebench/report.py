@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._numbers import is_real_number, is_whole_number
 from ._report import robustness as robustness_section
 from ._report.gate import gate_html, gate_markdown, gate_on, gate_summary_lines
 from ._report.judge import judge_html, judge_markdown, judge_summary_lines, judge_warnings
@@ -183,7 +184,7 @@ def _cache_warning(h: Head2Head) -> list[str]:
     if not isinstance(cache, dict) or not isinstance(cache.get("corrupt"), dict):
         return []  # no cache, or a run.json written before the counts were recorded
     corrupt = cache["corrupt"]
-    bad = {t: n for t, n in corrupt.items() if isinstance(n, int) and n > 0}
+    bad = {t: n for t, n in corrupt.items() if is_whole_number(n) and n > 0}
     if not bad:
         return []
     n = sum(bad.values())
@@ -358,7 +359,7 @@ def render_summary(h: Head2Head) -> str:
     lines += judge_summary_lines(h)
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
-        lines.append("judge cost:   " + (f"${cost:.4f}" if isinstance(cost, int | float)
+        lines.append("judge cost:   " + (f"${cost:.4f}" if is_real_number(cost)
                                          else "unknown (no price for this model; pass "
                                               "--judge-price IN,OUT)"))
     lines += ["", *robustness_section.summary_lines(h.robustness)]  # the decision ends it

@@ -9,12 +9,11 @@ judge scores on the 0–3 rubric; WER is a fraction (0 = perfect, may exceed 1).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
-from ._numbers import is_real_number
+from ._numbers import is_finite_number, is_real_number
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, PACKAGE_VERSION
 from .errors import ConfigError
 
@@ -264,7 +263,7 @@ class SampleScore(Record):
         if self.S is None:
             raise ConfigError(f"sample {self.item}/{self.system}: S is None but the sample is "
                               "not marked incomplete")
-        if not (isinstance(self.S, int | float) and math.isfinite(self.S) and 0 <= self.S <= 1):
+        if not (is_finite_number(self.S) and 0 <= self.S <= 1):
             raise ConfigError(f"sample {self.item}/{self.system}: S={self.S!r} is not in [0, 1]")
 
     def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:

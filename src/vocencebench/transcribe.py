@@ -42,6 +42,7 @@ import numpy as np
 
 from ._asr.digest import file_sha256
 from ._asr.model_dir import WhisperArchitecture, check_whisper_dir, size_rank
+from ._numbers import is_real_number, is_whole_number
 from ._util.deps import installed_version, require
 from .constants import WER_THRESHOLD
 from .decide import gate
@@ -219,7 +220,7 @@ def recogniser_warning(record: Mapping[str, Any] | None) -> str | None:
     if rank is None or floor is None or rank >= floor:
         return None
     params = record.get("parameters")
-    count = f", {params / 1e6:.1f} M parameters" if isinstance(params, int) else ""
+    count = f", {params / 1e6:.1f} M parameters" if is_whole_number(params) else ""
     return (f"WARNING: the gate's recogniser is Whisper {record['size']}{count}, smaller "
             f"than Whisper {GATE_MIN_WHISPER_SIZE}: it mishears synthetic voices often enough "
             "to veto clips for its own errors (hard items: codes, addresses, names; measured "
@@ -470,8 +471,8 @@ class OpenAITranscriber:
             raise ConfigError(f"base_url must be an http(s) URL, got {safe_url(base_url)!r}")
         if not model:
             raise ConfigError("openai_transcriber needs a model name")
-        if not (isinstance(timeout, int | float) and timeout > 0 and isinstance(max_retries, int)
-                and max_retries >= 0 and isinstance(backoff, int | float) and backoff >= 0):
+        if not (is_real_number(timeout) and timeout > 0 and is_whole_number(max_retries)
+                and max_retries >= 0 and is_real_number(backoff) and backoff >= 0):
             raise ConfigError("timeout (s) must be > 0, max_retries and backoff (s) ≥ 0")
         register_secret(api_key)
         check_key(api_key, source="api_key=")

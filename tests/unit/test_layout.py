@@ -237,35 +237,42 @@ def test_the_guard_scan_sees_a_hand_written_guard() -> None:
     assert _hand_written_guards(src) == [1]
 
 
-def _hand_written_bool_traps(source: str) -> list[int]:
-    """Lines where ``isinstance(v, bool)`` is one clause of a condition (``isinstance(v, bool)
-    or not isinstance(v, int)``, ...): the "a number, but not a bool" test that
-    ``vocencebench._numbers`` writes once. ``if not isinstance(v, bool)`` alone (v must
-    be a bool) is not one."""
+def _hand_written_number_checks(source: str) -> list[int]:
+    """Lines that test for a number by hand: ``isinstance(v, int ...)`` (a bool passes it:
+    ``True`` is an int equal to 1) or ``isinstance(v, bool)`` as one clause of a condition
+    (``isinstance(v, bool) or not isinstance(v, int)``). ``vocencebench._numbers`` writes
+    that test once. ``if not isinstance(v, bool)`` alone (v must be a bool),
+    ``isinstance(v, float)`` and numpy's ``np.integer`` are not such checks."""
     lines = []
+
+    def is_isinstance_of(node: ast.AST, name: str) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance" and len(node.args) == 2
+                and name in {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)})
+
     for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.BoolOp):
-            continue
-        for clause in node.values:
-            inner = clause.operand if isinstance(clause, ast.UnaryOp) else clause
-            if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
-                    and inner.func.id == "isinstance" and len(inner.args) == 2
-                    and "bool" in {n.id for n in ast.walk(inner.args[1])
-                                   if isinstance(n, ast.Name)}):
-                lines.append(inner.lineno)
+        if is_isinstance_of(node, "int"):
+            lines.append(node.lineno)
+        if isinstance(node, ast.BoolOp):
+            for clause in node.values:
+                inner = clause.operand if isinstance(clause, ast.UnaryOp) else clause
+                if is_isinstance_of(inner, "bool"):
+                    lines.append(inner.lineno)
     return sorted(set(lines))
 
 
 def test_number_checks_go_through_the_one_module() -> None:
-    found = {str(p.relative_to(ROOT)): _hand_written_bool_traps(p.read_text(encoding="utf-8"))
+    found = {str(p.relative_to(ROOT)): _hand_written_number_checks(p.read_text(encoding="utf-8"))
              for p in _modules() if p.relative_to(PACKAGE).as_posix() != "_numbers.py"}
     assert {k: v for k, v in found.items() if v} == {}, (
         "use vocencebench._numbers (is_whole_number, is_real_number, ...)")
 
 
-def test_the_bool_trap_scan_sees_a_hand_written_check() -> None:
+def test_the_number_check_scan_sees_a_hand_written_check() -> None:
     src = ("if isinstance(n, bool) or not isinstance(n, int) or n < 1:\n    pass\n"
-           "ok = isinstance(v, int | float) and not isinstance(v, bool)\n"
+           "ok = isinstance(v, float) and not isinstance(v, bool)\n"
            "if not isinstance(flag, bool):\n    pass\n"
-           "if x and isinstance(y, (bool, str)):\n    pass\n")
-    assert _hand_written_bool_traps(src) == [1, 3, 6]
+           "if x and isinstance(y, (bool, str)):\n    pass\n"
+           "n = int(c) if isinstance(c, int | float) else None\n"
+           "f = isinstance(v, float) or isinstance(v, np.integer)\n")
+    assert _hand_written_number_checks(src) == [1, 3, 6, 8]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import is_real_number
 from .._util.text import html_safe, markdown_safe, terminal_safe
 from ..constants import (
     GATE_REPORT_CLIPS,
@@ -200,7 +201,7 @@ def gate_report(h: Head2Head) -> GateReport:
     if engine and "engine" not in rec:
         rec["engine"] = engine  # a run recorded before metadata["asr"] existed
     thr = meta.get("gate_threshold")
-    threshold = float(thr) if isinstance(thr, int | float) else WER_THRESHOLD
+    threshold = float(thr) if is_real_number(thr) else WER_THRESHOLD
     on = gate_on(h)
     sides = (_side(h, "a", h.labels[0], threshold), _side(h, "b", h.labels[1], threshold))
     differs, both = [], []

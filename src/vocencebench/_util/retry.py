@@ -69,7 +69,7 @@ class RetryPolicy:
             raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
         for name in ("backoff_s", "max_backoff_s", "max_retry_after_s"):
             v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
+            if not (is_finite_number(v) and v >= 0):
                 raise ConfigError(f"{name} must be a finite number >= 0, got {v!r}")
         if not (0.0 <= self.jitter <= 1.0):
             raise ConfigError(f"jitter must be in [0, 1], got {self.jitter!r}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._numbers import is_real_number
 from ..cache import Cache, NullCache
 from ..errors import ConfigError
 from ..schema import Item
@@ -266,7 +267,7 @@ def plan_judge_calls(
     n_clips = len(order) * len(items)
     return JudgePlan(plan.mode, anchor, pairs, len(items), dims, plan.orders, votes,
                      all_at_once, model, cached, cost, label, tokens,
-                     float(cap) if isinstance(cap, int | float) else None,
+                     float(cap) if is_real_number(cap) else None,
                      len(canary) if canary is not None else None,
                      sum(1 for c in canary if c[0]) if canary else 0,
                      measured, n_clips - measured)

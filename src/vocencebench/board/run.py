@@ -31,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
+from .._numbers import is_whole_number
 from ..cache import Cache, NullCache
 from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..early_stopping import sample_range
@@ -321,7 +322,7 @@ def _pair_scores(x: str, y: str, h: Any) -> PairedScores:
 def _usage_calls(judge: Any) -> int | None:
     usage = getattr(getattr(judge, "backend", None), "usage", None)
     calls = getattr(usage, "calls", None)
-    return int(calls) if isinstance(calls, int) else None
+    return int(calls) if is_whole_number(calls) else None
 
 
 def leaderboard(

@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import is_real_number
 from ..cache import cache_key
 from ..schema import Item, ProbeResult
 from ..traits import TraitRegistry
@@ -162,7 +163,7 @@ def _probability(r: ProbeResult) -> float | None:
         p = probs.get(str(r.value)) if r.value is not None else None
         if p is None:
             p = probs.get(r.label)
-        return float(p) if isinstance(p, int | float) else None
+        return float(p) if is_real_number(p) else None
     return None
 
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import is_real_number
 from .._util.failures import CANARIES, reason
 from ..cache import Cache, NullCache
 from ..errors import CanaryError, ConfigError
@@ -149,7 +150,7 @@ def canary_status(meta: Mapping[str, Any] | None) -> str:
              (("judge prefers the clean clip", "judge_clean_rate"),
               ("order flips", "judge_order_flip_rate"),
               ("unparsable answers", "judge_unparsable_rate"))]
-    shown = [f"{name} {100 * v:.0f} %" for name, v in rates if isinstance(v, int | float)]
+    shown = [f"{name} {100 * v:.0f} %" for name, v in rates if is_real_number(v)]
     unchecked = meta.get("unchecked") or []
     return line + (f"; {', '.join(shown)}" if shown else "") + (
         f"; NOT CHECKED: {', '.join(unchecked)}" if unchecked else "")

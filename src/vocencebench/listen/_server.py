@@ -86,7 +86,7 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
     trials = {t["n"]: t for t in test["trials"]}
     dims = {q["dim"] for q in test["questions"]}
     n = body.get("trial")
-    if not isinstance(n, int) or n not in trials or trials[n]["id"] != body.get("id"):
+    if not is_whole_number(n) or n not in trials or trials[n]["id"] != body.get("id"):
         raise ConfigError("trial and id do not name an item of this test")
     if body.get("dimension") not in dims:
         raise ConfigError("dimension is not a question of this test")

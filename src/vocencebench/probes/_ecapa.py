@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._numbers import is_whole_number
 from .._util.deps import require
 from ..errors import ConfigError
 
@@ -466,7 +467,7 @@ def _build_modules(torch: Any) -> dict[str, Any]:
 
 
 def _int_list(value: Any, name: str) -> list[int]:
-    if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+    if not isinstance(value, list) or not all(is_whole_number(v) for v in value):
         raise ConfigError(f"hyperparams.yaml: {name} must be a list of integers, got {value!r}")
     return list(value)
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 import numpy as np
 
+from .._numbers import is_whole_number
 from .._util.deps import require
 from ..decide import desirability
 from ..errors import ConfigError, ProbeError
@@ -127,7 +128,7 @@ class _ClassifierProbe(abc.ABC):
         batch_size: int = DEFAULT_BATCH_SIZE,
         registry: TraitRegistry = TRAITS,
     ) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if not is_whole_number(batch_size) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = batch_size
         self.registry = registry

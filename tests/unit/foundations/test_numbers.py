@@ -63,3 +63,27 @@ def test_redteam_refuses_a_limit_that_is_not_a_whole_number(limit: object) -> No
     items = vb.load_benchmark()[:2]
     with pytest.raises(ConfigError, match="limit must be"):
         vb.redteam(items, limit=limit)  # type: ignore[arg-type]
+
+
+def test_a_bool_is_not_a_desirability_or_a_composite() -> None:
+    # both passed isinstance(v, int | float): composite({"pitch": True}) was 1.0
+    from vocencebench.decide import composite
+    from vocencebench.schema import SampleScore
+
+    with pytest.raises(ConfigError, match="desirability True"):
+        composite({"pitch": True, "pace": 0.5})
+    assert composite({"pitch": 1.0, "pace": 0.25}) == 0.5
+    with pytest.raises(ConfigError, match="S=True"):
+        SampleScore("item-1", "a", True, {})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("concurrency", [2.5, True, (1, True)])
+def test_benchmark_refuses_a_concurrency_that_is_not_a_whole_number(concurrency: object
+                                                                   ) -> None:
+    # 2.5 used to fail with a TypeError from tuple(2.5)
+    def never(text: str, instruction: str) -> bytes:
+        raise AssertionError("no synthesis may start")
+
+    with pytest.raises(ConfigError, match="concurrency must be"):
+        vb.benchmark(vb.load_benchmark()[:1], never, never,
+                     concurrency=concurrency)  # type: ignore[arg-type]
