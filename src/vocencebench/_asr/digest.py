@@ -17,7 +17,6 @@ malformed or unwritable, it is ignored (the digest is computed) and rewritten wh
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -25,6 +24,8 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Final
+
+from .._util.filehash import sha256_file
 
 __all__ = ["CACHE_DIR_ENV", "DIGEST_CACHE_ENTRIES", "digest_cache_path", "file_sha256"]
 
@@ -36,7 +37,6 @@ CACHE_DIR_ENV: Final = "VOCENCE_CACHE_DIR"
 #: File identities kept in the digest file; the oldest are dropped beyond this.
 DIGEST_CACHE_ENTRIES: Final = 256
 _FILE_NAME: Final = "file-digests.json"
-_CHUNK: Final = 1 << 20  # bytes read per update (1 MiB)
 
 _lock = threading.Lock()  # one writer of the digest file per process
 
@@ -84,14 +84,6 @@ def _store(cache: Path, entries: dict[str, str]) -> None:
         _log.debug("cannot keep model digests in %s: %s", cache, exc)
 
 
-def _hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def file_sha256(path: str | os.PathLike[str], *, remember: bool = True) -> str:
     """Hex sha256 of the file at ``path``, read from the digest cache when the file is
     unchanged since it was last hashed (see the module docstring), else computed (and
@@ -103,7 +95,7 @@ def file_sha256(path: str | os.PathLike[str], *, remember: bool = True) -> str:
         known = _load(cache).get(key)
         if known is not None:
             return known
-    digest = _hash(p)
+    digest = sha256_file(p)
     if remember and _identity(p) == key:  # a file changed while read: never remember it
         with _lock:
             entries = _load(cache)  # another process may have added entries meanwhile

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._util.deps import require
+from .._util.filehash import sha256_file
 from ..errors import ConfigError
 from ._audeering import GENDER_CLASSES
 
@@ -133,20 +134,12 @@ def resolve_device(device: str = "auto") -> str:
     return device
 
 
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _fingerprint(directory: str, names: Sequence[str]) -> str:
     """12 hex of sha256 over the named files' contents: identifies a local model folder."""
     h = hashlib.sha256()
     for name in sorted(names):
         h.update(name.encode())
-        h.update(_sha256_file(os.path.join(directory, name)).encode())
+        h.update(sha256_file(os.path.join(directory, name)).encode())
     return h.hexdigest()[:12]
 
 
