@@ -16,16 +16,15 @@ malformed or unwritable, it is ignored (the digest is computed) and rewritten wh
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Final
 
 from .._util.filehash import sha256_file
+from ..outputs import atomic_write
 
 __all__ = ["CACHE_DIR_ENV", "DIGEST_CACHE_ENTRIES", "digest_cache_path", "file_sha256"]
 
@@ -71,15 +70,7 @@ def _load(cache: Path) -> dict[str, str]:
 def _store(cache: Path, entries: dict[str, str]) -> None:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entries, fh, indent=0, sort_keys=False)
-            os.replace(tmp, cache)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(cache, json.dumps(entries, indent=0, sort_keys=False))
     except OSError as exc:  # a read-only home: the digest is still right, only not kept
         _log.debug("cannot keep model digests in %s: %s", cache, exc)
 
