@@ -4,8 +4,9 @@ Python's ``bool`` is an ``int``: ``True`` passes ``isinstance(v, int)`` and comp
 to 1, so a check written with ``isinstance`` alone accepts ``workers=True`` or a gate of
 ``true`` in a scores file. Every such check in the package goes through these predicates,
 which refuse a bool, so the trap is closed in one place (tests/unit/test_layout.py fails
-on an ``isinstance(v, bool)`` test written inside a condition elsewhere). Each caller keeps
-its own bounds and its own error message, which names the item and the problem.
+on an ``isinstance(v, int ...)`` check, or an ``isinstance(v, bool)`` clause of a condition,
+written anywhere else in the package). Each caller keeps its own bounds and its own error
+message, which names the item and the problem.
 """
 
 from __future__ import annotations
