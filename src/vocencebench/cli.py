@@ -148,6 +148,7 @@ def _run(argv: "Sequence[str] | None") -> int:
     from ._util.text import terminal_safe
     from .constants import EXIT_INTERRUPTED, EXIT_USAGE
     from .errors import VocenceError
+    from .redact import redact
 
     assert EXIT_INTERRUPTED == _EXIT_INTERRUPTED
     parser = build_parser()
@@ -159,7 +160,8 @@ def _run(argv: "Sequence[str] | None") -> int:
         return int(args.func(args) or 0)
     except VocenceError as exc:
         # The message may quote a file, a server or a system: shown, never obeyed.
-        print(f"vocencebench {args.command}: error: {terminal_safe(exc)}", file=sys.stderr)
+        print(f"vocencebench {args.command}: error: {terminal_safe(redact(exc, limit=None))}",
+              file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ._numbers import is_real_number, is_whole_number
+from ._util.text import terminal_safe
 from .audio import Clip
 from .cache import Cache, clip_key
 from .constants import AGREE_BOOTSTRAP_N, AGREE_ITEMS, AGREE_SEED
@@ -116,7 +117,8 @@ class AgreeResult:
             out.append(f"new judge: {self.calls} call(s), cost {cost}")
         out += [f"not judged by the new judge: {i}: {why}" for i, why in self.failed.items()]
         out += [f"note: {n}" for n in self.notes]
-        return out
+        # The run's model name, its path and the judge's failure reasons come from outside.
+        return [terminal_safe(x) for x in out]
 
 
 def _dec(d: Decision | None) -> dict[str, Any] | None:

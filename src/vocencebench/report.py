@@ -356,7 +356,7 @@ def render_summary(h: Head2Head) -> str:
                      + ", ".join(flats))
     lines.append("failures:")
     lines += [f"  {x}" for x in _failure_lines(h)]
-    lines += judge_summary_lines(h)
+    lines += [t(x) for x in judge_summary_lines(h)]
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
         lines.append("judge cost:   " + (f"${cost:.4f}" if is_real_number(cost)

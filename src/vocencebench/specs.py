@@ -32,6 +32,7 @@ from .executor import (
     capped_workers,
     check_workers,
 )
+from .redact import redact
 
 __all__ = ["KINDS", "SpecForm", "build", "build_system", "forms", "lookup", "make_executor",
            "register", "syntaxes", "validate_executor_spec"]
@@ -103,7 +104,8 @@ def lookup(kind: Kind, spec: str | None, *, shown: str | None = None
     text = "" if spec is None else str(spec)
     name, sep, arg = text.partition(":")
     form = _REGISTRY[kind].get(name)
-    shown = text if shown is None else shown
+    # A spec can carry a URL with a password or a key in it: an error shows it redacted.
+    shown = redact(text, limit=None) if shown is None else shown
     if form is None:
         raise ConfigError(f"unknown {kind} {shown!r}; use {' | '.join(syntaxes(kind))}")
     if (not sep and not form.bare) or (sep and form.needs_arg and not arg) \
@@ -162,7 +164,8 @@ def _openai_speech(arg: str) -> Any:
 
     parts = arg.split("#")
     if len(parts) != 3 or not all(parts):
-        raise ConfigError(f"expected openai-speech:URL#MODEL#VOICE, got 'openai-speech:{arg}'")
+        raise ConfigError("expected openai-speech:URL#MODEL#VOICE, got "
+                          f"'openai-speech:{redact(arg, limit=None)}'")
     return OpenAISpeechAdapter(parts[0], parts[1], parts[2])
 
 
@@ -242,7 +245,8 @@ def _openai_asr(arg: str) -> Any:
 
     url, sep, model = arg.rpartition("#")
     if not sep or not url or not model:
-        raise ConfigError(f"expected --asr openai:URL#MODEL, got 'openai:{arg}'")
+        raise ConfigError("expected --asr openai:URL#MODEL, got "
+                          f"'openai:{redact(arg, limit=None)}'")
     return openai_transcriber(url, model)
 
 

@@ -67,6 +67,7 @@ from .retry import (
     is_retry_status,
     retry_delay_s,
 )
+from .text import terminal_safe
 
 __all__ = [
     "HTTPFailure",
@@ -383,7 +384,7 @@ class HttpClient:
 
     def _log_retry(self, failure: _Retry, wait: float, calls: int) -> None:
         log.info("%s: %s; retrying in %.2f s (attempt %d of %d)", self.service,
-                 redact(failure.why), wait, calls + 1, self.retry.max_retries + 1)
+                 terminal_safe(redact(failure.why)), wait, calls + 1, self.retry.max_retries + 1)
 
     # -- sending
     def request(self, method: str, url: str, *, json: Any = None, content: bytes | None = None,

@@ -121,7 +121,7 @@ def render_summary(lb: Leaderboard) -> str:
                                       for s in bt.order())
                      + f"  (log-strength, mean 0; {bt.iterations} iterations)")
     if jb is not None:
-        lines += ["", *behaviour_lines(jb)]
+        lines += ["", *(ts(x) for x in behaviour_lines(jb))]
     files = sorted(set(lb.scores_files().values()))
     lines += ["", f"recompute any cell: {ts(lb.recompute_command(next(iter(lb.runs))))}"
               + (f"  (files: {ts(', '.join(files[:3]))}{' …' if len(files) > 3 else ''})"
@@ -182,8 +182,8 @@ def render_markdown(lb: Leaderboard) -> str:
         out += [f"| {md(s)} | {bt.log_strength[s]:+.3f} | {bt.strength[s]:.3f} |"
                 for s in bt.order()]
     jb = lb.judge_behaviour()
-    if jb is not None:  # system names are plain names (the CLI checks them)
-        out += behaviour_markdown(jb, str)
+    if jb is not None:  # a bare spec's default label can carry any text
+        out += behaviour_markdown(jb, md)
     doc = lb.to_dict()
     out += ["", "## Failures", "",
             markdown_fenced(json.dumps(doc["failures"], indent=2, ensure_ascii=False), "json"),

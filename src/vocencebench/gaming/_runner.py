@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._numbers import is_whole_number
+from .._util.text import terminal_safe
 from ..adapters import synthesize_item, system_id
 from ..cache import Cache, NullCache, cache_key
 from ..errors import ConfigError, VocenceError
@@ -33,7 +34,7 @@ from ._result import RedteamResult
 from ._verdict import AttackRow, Duel, verdict
 from .attacks import CATALOGUE, INSTRUMENTS, Attack, AttackSpec, RewriteAttack, get_spec
 
-__all__ = ["default_reference", "instruments_on", "redteam", "resolve_system"]
+__all__ = ["default_reference", "instruments_on", "print_progress", "redteam", "resolve_system"]
 
 System = Callable[[str, str], bytes]
 
@@ -64,6 +65,11 @@ def default_reference() -> tuple[System, str, System, str]:
 
     return EspeakSystem("espeak-follow"), "espeak-follow", EspeakSystem("espeak-flat"), \
         "espeak-flat"
+
+
+def print_progress(line: str) -> None:
+    """Show one progress line on stderr; labels come from specs and may carry controls."""
+    print(terminal_safe(line), file=sys.stderr, flush=True)
 
 
 def resolve_system(spec: str | System) -> tuple[System, str]:
@@ -354,8 +360,7 @@ def redteam(
     if callable(progress):
         say = progress
     elif progress:
-        def say(line: str) -> None:
-            print(line, file=sys.stderr, flush=True)
+        say = print_progress
     else:
         def say(line: str) -> None:
             return None

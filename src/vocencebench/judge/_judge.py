@@ -41,6 +41,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._numbers import is_whole_number
 from .._util.closing import Closing
+from .._util.text import terminal_safe
 from ..errors import ConfigError, JudgeResponseError
 from ..prompts import (
     PROMPT_VERSION,
@@ -366,7 +367,7 @@ class Judge(Closing):
             if callable(recorder):
                 recorder()
         log.warning("judge %s: invalid answer (try %d of %d): %s", self.model, attempt + 1,
-                    self.max_invalid_retries + 1, redact(exc))
+                    self.max_invalid_retries + 1, terminal_safe(redact(exc)))
 
     def _give_up(self, last: JudgeResponseError | None) -> JudgeResponseError:
         return JudgeResponseError(

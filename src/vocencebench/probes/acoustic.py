@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from .._util.text import terminal_safe
 from ..decide import desirability
 from ..errors import ProbeError
 from ..loudness import integrated_loudness
@@ -166,7 +167,7 @@ class _AcousticProbe:
     def _unmeasurable(self, trait: str, unit: str, audio: Audio, reason: str,
                       **detail: Any) -> dict[str, ProbeResult]:
         log.info("%s: %s unmeasurable on %s: %s", self.probe_id, trait,
-                 audio.name or audio.sha256[:12], reason)
+                 terminal_safe(audio.name or audio.sha256[:12]), terminal_safe(reason))
         return {trait: unmeasurable(trait, unit, self.probe_id, reason, **detail)}
 
     def _result(self, trait: str, value: float | str, unit: str, label: str, requested: str,
