@@ -2,7 +2,8 @@
 
 A clip's analysis is cached in two parts, under keys that name everything they depend on
 (:func:`analysis_keys`): the transcript (audio and ASR engine) and the probe part
-(:func:`probe_part`: audio, probe ids, request, script). :func:`assemble` rebuilds the
+(:func:`probe_part`: audio, probe ids, the speech check and the trait registry's digest,
+request, script). :func:`assemble` rebuilds the
 :class:`~vocencebench.pair.ClipAnalysis` from them, so a clip just measured and one read back
 on resume give the same record.
 """
@@ -16,7 +17,7 @@ from typing import Any
 from ..audio import Clip
 from ..cache import cache_key
 from ..pair import ClipAnalysis, PairResult
-from ..probes.base import ProbeSuite
+from ..probes.base import ProbeSuite, suite_identity
 from ..result import PairList
 from ..schema import Item, ProbeResult, Verdict
 from ..transcribe import Transcriber, Transcript, score_transcript
@@ -55,7 +56,7 @@ class OpenItem:
 def analysis_keys(item: Item, sha: str, probes: ProbeSuite | None,
                    transcriber: Transcriber | None) -> tuple[str, str]:
     tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None)})
-    pkey = cache_key({"audio": sha, "probes": list(probes.ids) if probes else [],
+    pkey = cache_key({"audio": sha, **(suite_identity(probes) if probes else {"probes": []}),
                       "request": item.traits, "text": item.text})
     return tkey, pkey
 

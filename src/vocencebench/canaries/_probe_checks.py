@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._numbers import is_real_number
 from ..cache import cache_key
+from ..probes.base import suite_identity
 from ..schema import Item, ProbeResult
 from ..traits import TraitRegistry
 from ._clips import CanaryClip
@@ -53,7 +54,7 @@ def canary_item(clip: CanaryClip, edit: str, registry: TraitRegistry) -> Item:
 
 
 def _probe_key(sha: str, probes: ProbeSet, item: Item) -> str:
-    return cache_key({"canary": CANARY_VERSION, "audio": sha, "probes": list(probes.ids),
+    return cache_key({"canary": CANARY_VERSION, "audio": sha, **suite_identity(probes),
                       "request": item.traits, "text": item.text})
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._util import failures as fail
 from ..errors import ConfigError, ProbeError
-from ..schema import Item, ProbeResult
+from ..schema import Item, ProbeResult, dumps_canonical
 from ..traits import TRAITS, TraitRegistry
 from .acoustic import TRAIT_UNITS, unmeasurable
 from .voice import SpeechCheck, check_speech
@@ -25,6 +26,7 @@ __all__ = [
     "ProbeSuite",
     "measure_batched",
     "merge_results",
+    "suite_identity",
 ]
 
 
@@ -116,6 +118,18 @@ def merge_results(results: Iterable[Mapping[str, ProbeResult]], ids: Sequence[st
             if trait not in best or rank.get(r.probe, -1) >= rank.get(best[trait].probe, -1):
                 best[trait] = r
     return {t: best[t] for t in order if t in best}
+
+
+def suite_identity(probes: ProbeSuite) -> dict[str, Any]:
+    """What a probe result depends on besides the clip and the item, for cache keys: the
+    probe ids, whether the speech check runs, and the digest (sha256 hex) of the trait
+    registry the probes score d against — two registries with the same probe ids but another
+    tolerance or scoring give other d, so they must not share cached results."""
+    reg = getattr(probes, "registry", None)
+    digest = (hashlib.sha256(dumps_canonical(reg.to_dict()).encode("utf-8")).hexdigest()
+              if isinstance(reg, TraitRegistry) else None)
+    return {"probes": list(probes.ids), "registry": digest,
+            "speech_check": bool(getattr(probes, "check_speech", False))}
 
 
 def measure_batched(probes: Sequence[BatchedProbe], audios: Sequence[Any],

@@ -118,3 +118,24 @@ def test_a_run_scores_the_acoustic_probes_against_the_run_registry() -> None:
                 "pitch", r.label, p.item.traits["pitch"], registry=reg)
             adjacent += desirability("pitch", r.label, p.item.traits["pitch"]) == 0.5
     assert adjacent >= 1  # a side TRAITS would score 0.5 scored 0 against the run's registry
+
+
+def test_a_shared_cache_never_hands_one_registrys_d_to_another(tmp_path: Any) -> None:
+    """The probe part of the cache is keyed on the registry's definitions too: the same probe
+    ids scored against another registry are measured again, not read back."""
+    reg = _categorical("pitch")
+    items = vb.load_benchmark("benchmark_v1")[4:7]
+    cache = vb.Cache(tmp_path / "cache.sqlite")
+    runs = {}
+    for name, registry in (("default", TRAITS), ("categorical", reg), ("again", TRAITS)):
+        runs[name] = vb.benchmark(items, vb.EspeakSystem("espeak-flat"),
+                                  vb.EspeakSystem("espeak-follow"),
+                                  probes=vb.ProbeSet([PitchProbe()], registry=registry),
+                                  labels=("flat", "follow"), workers=1, progress=False,
+                                  canaries=False, cache=cache)
+    for p in runs["categorical"].pairs:
+        for an in (p.analysis_a, p.analysis_b):
+            r = an.probes["pitch"]
+            assert r.d == desirability("pitch", r.label, p.item.traits["pitch"], registry=reg)
+    d = {k: [(p.a.d["pitch"], p.b.d["pitch"]) for p in h.pairs] for k, h in runs.items()}
+    assert d["default"] == d["again"] != d["categorical"]
