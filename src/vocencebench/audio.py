@@ -21,9 +21,11 @@ truncated / corrupt         libsndfile fails while decoding, or a WAV ``data`` c
                             bytes than the file holds (and the size is not a placeholder)
 more than 2 channels        surround/multitrack is rejected, not guessed down to mono
 zero length                 no sample frames
+odd sample rate             under :data:`MIN_SAMPLE_RATE` (8 kHz)
 too long                    duration > ``max_seconds`` (default 60 s), checked before decoding
 too short                   duration < ``min_seconds`` (default 0.3 s)
 NaN / Inf                   any non-finite sample (float files)
+beyond full scale           any sample with |x| > 1 (float files; players clip them)
 all silent                  peak |x| < :data:`SILENCE_PEAK` (−60 dBFS) after mixing to mono
 ==========================  =====================================================================
 
@@ -56,6 +58,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_SECONDS",
     "DEFAULT_MIN_SECONDS",
+    "MIN_SAMPLE_RATE",
     "RESAMPLE_QUALITY",
     "SILENCE_PEAK",
     "TARGET_RATE",
@@ -83,6 +86,9 @@ DEFAULT_MIN_SECONDS = 0.3
 #: A clip whose mono peak magnitude (full scale = 1.0) stays below this is "all silent":
 #: 0.001 = −60 dBFS, about 33 steps of 16-bit PCM. Speech at any usable level peaks far above.
 SILENCE_PEAK = 1e-3
+#: Lowest sample rate accepted, in Hz (telephone band): below it speech loses its formants
+#: and the BS.1770 K-weighting filters of the loudness probe are not defined.
+MIN_SAMPLE_RATE = 8_000
 #: Sample rate of :meth:`Audio.at_16k`, in Hz (what ASR and the classifier probes expect).
 TARGET_RATE = 16_000
 #: soxr quality recipe for :meth:`Audio.at_16k` ("HQ": 20-bit precision, deterministic).
@@ -349,6 +355,10 @@ def load_audio(
                             "export a mono or stereo mix")
             if frames == 0:
                 raise _fail(label, "zero length: the file holds no samples")
+            if sr < MIN_SAMPLE_RATE:
+                raise _fail(label, f"odd sample rate: {sr} Hz is under the {MIN_SAMPLE_RATE} Hz "
+                            "minimum (no speech band, and loudness filters are undefined "
+                            "there); export at 8 kHz or more")
             if frames / sr > max_seconds:
                 raise _fail(label, f"too long: {frames / sr:.2f} s exceeds the "
                             f"{max_seconds:g} s cap (pass max_seconds= to raise it)")
@@ -371,6 +381,13 @@ def load_audio(
     if not np.isfinite(block).all():
         bad = int((~np.isfinite(block)).sum())
         raise _fail(label, f"{bad} NaN/Inf sample value(s); the system produced invalid audio")
+    over = np.abs(block) > 1.0  # only float files can hold such samples
+    if over.any():
+        top = float(np.max(np.abs(block)))
+        raise _fail(label, f"{int(over.sum())} sample value(s) beyond full scale (peak "
+                    f"{20 * math.log10(top):+.1f} dBFS); float samples must stay in [-1, 1] "
+                    "(any player clips the rest, so probes and judge would hear different "
+                    "audio) — normalise or limit the clip")
     if channels == 2:
         mono = ((block[:, 0] + block[:, 1]) * np.float32(0.5)).astype(np.float32)
     else:

@@ -441,7 +441,9 @@ def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
     earlier one."""
     stem = Path(path).stem
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        # utf-8-sig: a spreadsheet's UTF-8 export starts with a byte-order mark, which would
+        # otherwise become part of the first column's name.
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             cols = set(reader.fieldnames or ())
             missing = {"id", "dimension", "winner"} - cols
@@ -473,6 +475,8 @@ def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
         raise ConfigError(f"cannot read human labels {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason})") from None
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise ConfigError(f"{path}:{reader.line_num}: not a readable CSV row ({exc})") from None
     return list(out.values()) if log else plain
 
 
@@ -514,7 +518,7 @@ def read_judge(source: str | os.PathLike[str]) -> JudgeSource:
                 out[(pr.item.id, dim)] = v
     except VocenceError as exc:
         raise ConfigError(f"{f} is not a readable run record: {str(exc)[:300]}") from None
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"{f} is not a complete run record ({type(exc).__name__}: "
                           f"{exc})") from None
     return JudgeSource(out, labels, winner)
@@ -546,6 +550,8 @@ def read_verdicts_jsonl(path: str | os.PathLike[str]) -> dict[tuple[str, str], V
                 out[key] = v
     except OSError as exc:
         raise ConfigError(f"cannot read verdicts {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason})") from None
     return out
 
 

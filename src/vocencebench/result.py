@@ -51,7 +51,8 @@ from .scores import decide_pairs, incomplete_summary, rule_mismatch
 from .traits import TRAITS, TraitRegistry
 
 __all__ = ["RUN_FILES", "RUN_KIND", "Head2Head", "PairList", "decide_pairs",
-           "incomplete_summary", "load_run", "recompute_decision", "save_run", "verify_run"]
+           "incomplete_summary", "load_run", "mismatched_pair", "recompute_decision",
+           "save_run", "verify_run"]
 
 #: ``kind`` of run.json; its ``schema_version`` is the records' (schema.SCHEMA_VERSION).
 RUN_KIND = "head2head"
@@ -367,9 +368,34 @@ def load_run(directory: str | os.PathLike[str]) -> Head2Head:
     # A record without a version is read as the current one, as every record is.
     check_schema_version(data.get("schema_version", SCHEMA_VERSION), str(path))
     try:
-        return Head2Head.from_dict(data)
+        h = Head2Head.from_dict(data)
     except VocenceError as exc:
         raise ConfigError(f"{path} is not a readable run record: {str(exc)[:300]}") from None
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"{path} is not a complete run record ({type(exc).__name__}: {exc}); "
                           "re-run the benchmark to rewrite it") from None
+    problem = mismatched_pair(h)
+    if problem is not None:
+        raise ConfigError(f"{path} is not a consistent run record: {problem}; the record was "
+                          "edited after the run, so nothing is re-published from it")
+    return h
+
+
+def mismatched_pair(h: Head2Head) -> str | None:
+    """The first pair of ``h`` whose rows belong to another item or system than the pair's
+    item and the run's labels (or an item that has two pairs), said in words; None when
+    every pair is its own. A run writes only consistent records: this catches an edit."""
+    seen: set[str] = set()
+    for k, p in enumerate(h.pairs):
+        ident = p.item.id
+        if ident in seen:
+            return f"pair {k} repeats item {ident!r}"
+        seen.add(ident)
+        for side, score, an, label in (("a", p.a, p.analysis_a, h.labels[0]),
+                                       ("b", p.b, p.analysis_b, h.labels[1])):
+            for what, row in (("score", score), ("analysis", an)):
+                if row.item != ident or row.system != label:
+                    return (f"pair {k} (item {ident!r}): side {side}'s {what} is for item "
+                            f"{row.item!r} system {row.system!r}, not item {ident!r} system "
+                            f"{label!r}")
+    return None

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
 
-from ._numbers import is_finite_number, is_real_number
-from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, PACKAGE_VERSION
+from ._numbers import is_desirability, is_finite_number, is_real_number
+from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, PACKAGE_VERSION, RUBRIC_MAX
 from .errors import ConfigError
 
 __all__ = [
@@ -168,6 +168,20 @@ class ProbeResult(Record):
     probe: str
     detail: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """As :meth:`Record.from_dict`, refusing a ``d`` that is not a desirability and a
+        ``value`` that is neither text, None nor a finite number (an edited run.json)."""
+        out = super().from_dict(data)
+        if not is_desirability(out.d):
+            raise ConfigError(f"probe result for {out.trait!r}: d must be a number in [0, 1], "
+                              f"not {out.d!r}")
+        if not (out.value is None or isinstance(out.value, str)
+                or is_finite_number(out.value)):
+            raise ConfigError(f"probe result for {out.trait!r}: value must be a finite number, "
+                              f"text or null, not {out.value!r}")
+        return out
+
 
 @dataclass(frozen=True)
 class Verdict(Record):
@@ -201,6 +215,22 @@ class Verdict(Record):
     def __post_init__(self) -> None:
         if self.winner not in WINNERS:
             raise ConfigError(f"verdict winner must be 'a', 'b' or 'tie', not {self.winner!r}")
+        # A hand-written or edited verdicts file reaches calibrate and report through here:
+        # a score of 9 or a NaN confidence would otherwise be averaged in silently.
+        for name in ("score_a", "score_b"):
+            x = getattr(self, name)
+            if not (is_finite_number(x) and 0 <= x <= RUBRIC_MAX):
+                raise ConfigError(f"verdict {name} must be a number in 0-{RUBRIC_MAX}, "
+                                  f"not {x!r}")
+        if not is_desirability(self.confidence):
+            raise ConfigError(f"verdict confidence must be a number in 0-1, "
+                              f"not {self.confidence!r}")
+        if not isinstance(self.consistent, bool):
+            raise ConfigError(f"verdict consistent must be true or false, "
+                              f"not {self.consistent!r}")
+        for name in ("reasoning_a", "reasoning_b", "dimension", "model", "prompt_version"):
+            if not isinstance(getattr(self, name), str):
+                raise ConfigError(f"verdict {name} must be text, not {getattr(self, name)!r}")
 
     def to_dict(self, *, versioned: bool = True) -> dict[str, Any]:
         """As :meth:`Record.to_dict`; ``answers`` is written only when kept, so a verdict

@@ -494,7 +494,9 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     incomplete: dict[tuple[str, str], str] = {}
     ranges: dict[tuple[str, str], tuple[float, float]] = {}
     given = scored = 0
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # JSON Lines ends a row at "\n" only: str.splitlines() would also split inside a label
+    # holding U+2028, U+2029 or U+0085, which the canonical JSON writer leaves as they are.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         item, system, s, gap, rng, as_given = _parse_line(source, lineno, raw)

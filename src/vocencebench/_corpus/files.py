@@ -228,7 +228,10 @@ def load_benchmark(name_or_path: str | os.PathLike[str] = "benchmark_v1", *,
         source = str(p)
         pin_file = pin_path(p)
         pin_name = str(pin_file)
-        pin_text = pin_file.read_text(encoding="utf-8") if pin_file.is_file() else None
+        # A garbled pin reads as one that does not match (as check_pin reads it), never as a
+        # UnicodeDecodeError.
+        pin_text = (pin_file.read_text(encoding="utf-8", errors="replace")
+                    if pin_file.is_file() else None)
         fix = _repin_hint(p)
     else:
         root = resources.files("vocencebench") / "datasets"

@@ -656,7 +656,7 @@ def robustness_of_file(
     ``scores.jsonl`` gives its ``run.json["robustness"]`` bit for bit."""
     table = read_scores(path)
     paired = table.pair(incumbent, challenger, allow_incomplete=allow_incomplete)
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8").split("\n")  # as read_scores numbers them
     labels = (paired.incumbent, paired.challenger)
     decided = [paired.items[k] for k in paired.decidable_positions()]
     # Each row of the pairing, parsed once: (line number, its JSON object).

@@ -146,3 +146,48 @@ def test_bad_verdicts_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["calibrate", str(csv), str(bad)]) == 2
     assert "v.jsonl:1" in capsys.readouterr().err
     assert main(["calibrate", str(csv), str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_a_spreadsheets_byte_order_mark_and_a_huge_field(tmp_path: Path) -> None:
+    bom = tmp_path / "excel.csv"
+    bom.write_bytes("\ufeffid,dimension,winner\nx,tone,a\n".encode())
+    assert [(h.id, h.dimension, h.winner) for h in read_human_csv(bom)] == [("x", "tone", "a")]
+    big = tmp_path / "big.csv"
+    big.write_text("id,dimension,winner,note\nx,tone,a," + "n" * 200_000 + "\n")
+    with pytest.raises(ConfigError, match=r"big\.csv:\d+: not a readable CSV row"):
+        read_human_csv(big)
+
+
+_GOOD = {"id": "item0", "winner": "a", "score_a": 3.0, "score_b": 1.0, "reasoning_a": "ra",
+         "reasoning_b": "rb", "confidence": 0.7, "consistent": True, "dimension": "tone",
+         "model": "m", "prompt_version": "v"}
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"score_a": 9}, "score_a must be a number in 0-3, not 9"),
+    ({"score_b": float("nan")}, "score_b must be a number in 0-3, not nan"),
+    ({"confidence": 5}, "confidence must be a number in 0-1, not 5"),
+    ({"confidence": float("nan")}, "confidence must be a number in 0-1"),
+    ({"consistent": "no"}, "consistent must be true or false, not 'no'"),
+    ({"reasoning_a": 5}, "reasoning_a must be text, not 5"),
+    ({"score_a": True}, "score_a must be a number in 0-3, not True"),
+])
+def test_a_verdicts_file_with_impossible_fields_names_the_line(
+        tmp_path: Path, change: dict[str, object], match: str) -> None:
+    from vocencebench.calibration import read_verdicts_jsonl
+
+    p = tmp_path / "v.jsonl"
+    p.write_text(json.dumps(_GOOD) + "\n" + json.dumps({**_GOOD, "id": "item1", **change})
+                 + "\n")
+    with pytest.raises(ConfigError, match=rf"v\.jsonl:2: verdict {match}"):
+        read_verdicts_jsonl(p)
+
+
+def test_a_verdicts_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    from vocencebench.calibration import read_verdicts_jsonl
+
+    p = tmp_path / "latin1.jsonl"
+    p.write_bytes(json.dumps({**_GOOD, "reasoning_a": "caf\u00e9"}, ensure_ascii=False)
+                  .encode("latin-1") + b"\n")
+    with pytest.raises(ConfigError, match=r"latin1\.jsonl is not UTF-8 text"):
+        read_verdicts_jsonl(p)

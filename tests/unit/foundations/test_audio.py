@@ -377,6 +377,14 @@ def _near_silence() -> bytes:
     return encode(tone(amp=SILENCE_PEAK * 0.5), subtype="FLOAT")
 
 
+def _beyond_full_scale() -> bytes:
+    return encode(tone(amp=30 * 0.3), subtype="FLOAT")  # speech ×30 from a float writer
+
+
+def _two_khz() -> bytes:
+    return encode(tone(sr=2000, freq=200.0), sr=2000)
+
+
 def _three_channels() -> bytes:
     return encode(np.stack([tone()] * 3, axis=1))
 
@@ -405,6 +413,9 @@ BAD_CASES: list[tuple[str, Callable[[], bytes], str]] = [
     ("too-short", lambda: encode(tone(0.25)), r"too short: 0\.250 s"),
     ("too-long", lambda: encode(tone(61.0, sr=8000), sr=8000), r"too long: 61\.00 s"),
     ("three-channels", _three_channels, "3 channels"),
+    ("beyond-full-scale", _beyond_full_scale,
+     r"\d+ sample value\(s\) beyond full scale \(peak \+19\.1 dBFS\)"),
+    ("2-khz", _two_khz, "odd sample rate: 2000 Hz is under the 8000 Hz minimum"),
 ]
 
 
@@ -475,3 +486,11 @@ def test_derived_values_are_computed_once_per_clip() -> None:
     copy = dataclasses.replace(clip)  # a new clip object keeps nothing of the old one's
     assert copy.derived("test.sum", compute) == first and len(calls) == 2
     assert clip.at_16k() is clip.at_16k()
+
+
+def test_full_scale_and_the_lowest_rate_are_accepted() -> None:
+    x = tone(sr=8000)
+    x[10] = 1.0  # a float file may touch full scale exactly
+    x[11] = -1.0
+    a = load_audio(encode(x, sr=8000, subtype="FLOAT"))
+    assert a.sample_rate == 8000 and float(np.max(np.abs(a.samples))) == 1.0
