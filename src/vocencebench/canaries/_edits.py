@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._util.deps import require
+from .._util.stable_rng import stable_uniform
 from ..errors import ConfigError
 from ._clips import canary_clips
 from ._constants import BASE_LUFS, DEGRADATIONS, EDITS, JUDGE_VOICES, NOISE_SEED
@@ -115,8 +116,9 @@ def _degrade(key: str, how: str) -> bytes:
         t = 0.1 * float(np.max(np.abs(x)))
         y = np.clip(x, -t, t)
     elif how == DEGRADATIONS[2]:
-        rng = np.random.Generator(np.random.PCG64(NOISE_SEED))
-        noise = rng.standard_normal(x.shape[0])
+        # Uniform white noise of unit variance (√3 · U[-1, 1)) from the raw stream: the
+        # same clip with any NumPy (Generator.standard_normal's output is not promised).
+        noise = stable_uniform(np.random.PCG64(NOISE_SEED), x.shape[0]) * math.sqrt(3.0)
         power = float(np.mean(np.square(x)))
         y = x + noise * math.sqrt(power / 10.0 ** (5.0 / 10.0))
     else:

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
+from .._util.stable_rng import stable_uniform
 from ..constants import PROJECT_SEED
 from ..errors import ConfigError, SynthesisError
 from ..schema import Item
@@ -51,9 +52,7 @@ def rng_uniform(n: int, seed: int, *parts: str) -> FloatArray:
     ``parts`` (sha256 of both). Raw 64-bit words are stable across NumPy releases, unlike
     ``Generator`` methods, so the same arguments give the same samples everywhere."""
     digest = hashlib.sha256("\x1f".join((str(seed), *parts)).encode("utf-8")).digest()
-    bitgen = np.random.PCG64(int.from_bytes(digest[:16], "little"))
-    raw = bitgen.random_raw(n)
-    return (raw >> np.uint64(11)).astype(np.float64) * (2.0 / 2.0**53) - 1.0
+    return stable_uniform(np.random.PCG64(int.from_bytes(digest[:16], "little")), n)
 
 
 def _rms_dbfs(x: FloatArray) -> float:

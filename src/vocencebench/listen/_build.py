@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._numbers import is_whole_number
+from .._util.stable_rng import stable_coins, stable_permutation
 from .._util.text import terminal_safe
 from ..clips import encode_flac, find_cache, open_for_reading, read_clip
 from ..constants import LISTEN_ITEMS, LISTEN_SEED
@@ -105,7 +106,7 @@ def stratified_sample(
     Returns ``[quota, *permuted indices]`` per stratum."""
     if not is_whole_number(n) or n < 1:
         raise ConfigError(f"--items must be an integer ≥ 1, got {n!r}")
-    rng = np.random.Generator(np.random.PCG64(seed))
+    bitgen = np.random.PCG64(seed)
     groups: dict[str, list[int]] = {}
     for i, s in enumerate(strata):
         groups.setdefault(s, []).append(i)
@@ -119,7 +120,7 @@ def stratified_sample(
         quota[j] += 1
     out = []
     for j, k in enumerate(keys):
-        perm = [groups[k][int(x)] for x in rng.permutation(len(groups[k]))]
+        perm = [groups[k][x] for x in stable_permutation(bitgen, len(groups[k]))]
         out.append([quota[j], *perm])
     return out
 
@@ -261,9 +262,9 @@ def build_listening_test(
         raise ConfigError(f"none of the sampled items has both clips in the cache "
                           f"{store_path}")
     # The page order and the sides: a stream of their own, derived from the same seed.
-    rng = np.random.Generator(np.random.PCG64([seed, 1]))
-    shown = [chosen[int(x)] for x in rng.permutation(len(chosen))]
-    swaps = [bool(x) for x in rng.integers(0, 2, size=len(shown))]
+    bitgen = np.random.PCG64([seed, 1])
+    shown = [chosen[x] for x in stable_permutation(bitgen, len(chosen))]
+    swaps = stable_coins(bitgen, len(shown))
     rate = max(max(ca[1], cb[1]) for _, ca, cb in shown)
     directory = claim_directory(out, kind=LISTEN_KIND, force=force)
     clip_dir = directory / "clips"
