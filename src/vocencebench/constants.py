@@ -154,7 +154,8 @@ GATE_REPORT_CLIPS: Final = 200
 #: position, 0-based) gets the key ``raw[i]`` = the i-th 64-bit output of
 #: ``numpy.random.PCG64(JUDGE_ORDER_SEED).random_raw``, and items are judged in increasing
 #: (key, i). Derived from the project seed (its last digit + 1) so the order is independent of
-#: the bootstrap's own stream.
+#: the bootstrap's own stream. It is ROBUSTNESS_SEED's stream too, and harmlessly so: a run
+#: that stopped early has no robustness section, so the two uses never meet in one run.
 JUDGE_ORDER_SEED: Final = PROJECT_SEED + 1
 #: Items judged per batch under ``--stop-when-decided``: the stopping rule is evaluated after
 #: every complete batch of the seeded order (and once before the first), never mid-batch, so
