@@ -130,6 +130,9 @@ class CalibrationReport:
     inter_rater: dict[str, float | None] = field(default_factory=dict)
     human_verdicts: dict[str, HumanVerdict] = field(default_factory=dict)
     labels: tuple[str, str] = ("a", "b")
+    #: Dimensions the human labels name that no verdict has (a typo such as ``tonee``, or a
+    #: dimension the judge was not asked about); empty when there is no verdict at all.
+    unknown_dimensions: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -138,6 +141,7 @@ class CalibrationReport:
             "by_dimension": {d: asdict(a) for d, a in self.by_dimension.items()},
             "unmatched_human": self.unmatched_human,
             "unmatched_verdicts": self.unmatched_verdicts,
+            "unknown_dimensions": list(self.unknown_dimensions),
             "raters": list(self.raters),
             "inter_rater_alpha": dict(self.inter_rater),
             "labels": list(self.labels),
@@ -176,6 +180,10 @@ class CalibrationReport:
                          f"{f(alpha):>8}  {_verdict_line(hv)}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")
+        if self.unknown_dimensions:
+            lines.append("human labels name dimension(s) no verdict has: "
+                         + ", ".join(terminal_safe(repr(d)) for d in self.unknown_dimensions)
+                         + " (a typo, or a dimension the judge was not asked about)")
         if self.overall.n == 0 and self.unmatched_verdicts == 0:
             lines.append("no judge verdict at all: agreement needs a run made with a judge "
                          "(--judge); the human verdict column needs none")
@@ -415,6 +423,8 @@ def calibrate(
         by_dimension={d: agreement(p, **kw) for d, p in sorted(by_dim.items())},
         unmatched_human=unmatched_human,
         unmatched_verdicts=len(set(verdicts) - matched),
+        unknown_dimensions=tuple(sorted({h.dimension for h in rows}
+                                        - {d for _, d in verdicts})) if verdicts else (),
         raters=raters,
         inter_rater=alpha,
         human_verdicts=human_head_to_head(rows, labels=labels, run_winner=run_winner),

@@ -191,3 +191,12 @@ def test_a_verdicts_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
                   .encode("latin-1") + b"\n")
     with pytest.raises(ConfigError, match=r"latin1\.jsonl is not UTF-8 text"):
         read_verdicts_jsonl(p)
+
+
+def test_a_mistyped_dimension_is_named(tmp_path: Path) -> None:
+    verdicts = {("item0", "tone"): verdict(0)}
+    r = calibrate([human(0), HumanLabel("item0", "tonee", "a")], verdicts)
+    assert r.unknown_dimensions == ("tonee",) and r.unmatched_human == 1
+    assert "human labels name dimension(s) no verdict has: 'tonee'" in r.summary()
+    assert r.to_dict()["unknown_dimensions"] == ["tonee"]
+    assert calibrate([human(0)], {}).unknown_dimensions == ()  # no judge: nothing to compare
