@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
+from ._numbers import is_finite_number, is_gate_value
 from ._util import failures as fail
 from .audio import Clip
 from .constants import RUBRIC_MAX
@@ -90,7 +91,18 @@ class ClipAnalysis(Record):
         d = dict(data)
         d["probes"] = {k: ProbeResult.from_dict(v) for k, v in d.get("probes", {}).items()}
         d["notes"] = tuple(d.get("notes", ()))
-        return super().from_dict(d)
+        out = super().from_dict(d)
+        # An edited run.json: the numbers the gate report and the summary show are checked.
+        where = f"clip analysis {out.item!r}/{out.system!r}"
+        if out.wer is not None and not (is_finite_number(out.wer) and out.wer >= 0):
+            raise ConfigError(f"{where}: wer must be a number ≥ 0 or null, not {out.wer!r}")
+        if out.duration is not None and not (is_finite_number(out.duration)
+                                             and out.duration > 0):
+            raise ConfigError(f"{where}: duration must be seconds > 0 or null, "
+                              f"not {out.duration!r}")
+        if not is_gate_value(out.gate):
+            raise ConfigError(f"{where}: gate must be 0, 1 or null, not {out.gate!r}")
+        return out
 
 
 class ClipOptions(TypedDict, total=False):
