@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -180,3 +181,25 @@ if __name__ == "__main__":  # pragma: no cover
 
     out = save_run(make_head2head(), sys.argv[1] if len(sys.argv) > 1 else "runs/synthetic")
     print(Path(out).resolve())
+
+
+def make_leaderboard(names: tuple[str, str], specs: tuple[str, str],
+                     metadata: dict[str, Any]) -> Any:
+    """A two-system leaderboard over one synthetic duel of ``names`` (in the board's order),
+    the systems built from ``specs`` (as the run record shows them) and run ``metadata``."""
+    from vocencebench.board.plan import JudgePlan, pair_order, system_order
+    from vocencebench.board.ranking import rank
+    from vocencebench.board.run import Leaderboard
+    from vocencebench.scores import PairedScores
+
+    order = system_order(list(names), None)
+    (x, y), = pair_order(order, None)
+    h = make_head2head(labels=(x, y))
+    scores = PairedScores(x, y, tuple(p.item.id for p in h.pairs),
+                          tuple(p.a.S for p in h.pairs), tuple(p.b.S for p in h.pairs),
+                          d_a=tuple(dict(p.a.d) for p in h.pairs),
+                          d_b=tuple(dict(p.b.d) for p in h.pairs))
+    plan = JudgePlan("all-pairs", None, ((x, y),), len(h.pairs), (), 2, 1, False, None)
+    spec_of = dict(zip(names, specs, strict=True))
+    return Leaderboard(rank(order, [scores]), {(x, y): h}, tuple(p.item.id for p in h.pairs),
+                       {x: spec_of[x], y: spec_of[y]}, plan, metadata)

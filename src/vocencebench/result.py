@@ -51,8 +51,7 @@ from .scores import decide_pairs, incomplete_summary, rule_mismatch
 from .traits import TRAITS, TraitRegistry
 
 __all__ = ["RUN_FILES", "RUN_KIND", "Head2Head", "PairList", "decide_pairs",
-           "incomplete_summary", "load_run", "mismatched_pair", "recompute_decision",
-           "save_run", "verify_run"]
+           "incomplete_summary", "load_run", "recompute_decision", "save_run", "verify_run"]
 
 #: ``kind`` of run.json; its ``schema_version`` is the records' (schema.SCHEMA_VERSION).
 RUN_KIND = "head2head"
@@ -374,14 +373,14 @@ def load_run(directory: str | os.PathLike[str]) -> Head2Head:
     except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"{path} is not a complete run record ({type(exc).__name__}: {exc}); "
                           "re-run the benchmark to rewrite it") from None
-    problem = mismatched_pair(h)
+    problem = _mismatched_pair(h)
     if problem is not None:
         raise ConfigError(f"{path} is not a consistent run record: {problem}; the record was "
                           "edited after the run, so nothing is re-published from it")
     return h
 
 
-def mismatched_pair(h: Head2Head) -> str | None:
+def _mismatched_pair(h: Head2Head) -> str | None:
     """The first pair of ``h`` whose rows belong to another item or system than the pair's
     item and the run's labels (or an item that has two pairs), said in words; None when
     every pair is its own. A run writes only consistent records: this catches an edit."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from synthetic_run import make_head2head
+from synthetic_run import make_head2head, make_leaderboard
 from vocencebench._util.text import (
     UNSAFE,
     html_attr_safe,
@@ -78,22 +78,8 @@ def test_the_run_reports_escape_every_untrusted_string() -> None:
 
 
 def _leaderboard():  # type: ignore[no-untyped-def]
-    from vocencebench.board.plan import JudgePlan, pair_order, system_order
-    from vocencebench.board.ranking import rank
-    from vocencebench.board.run import Leaderboard
-    from vocencebench.scores import PairedScores
-
-    order = system_order([HOSTILE_A, HOSTILE_B], None)
-    (x, y), = pair_order(order, None)
-    h = make_head2head(labels=(x, y))
-    scores = PairedScores(x, y, tuple(p.item.id for p in h.pairs),
-                        tuple(p.a.S for p in h.pairs), tuple(p.b.S for p in h.pairs),
-                        d_a=tuple(dict(p.a.d) for p in h.pairs),
-                        d_b=tuple(dict(p.b.d) for p in h.pairs))
-    plan = JudgePlan("all-pairs", None, ((x, y),), len(h.pairs), (), 2, 1, False, None)
-    return Leaderboard(rank(order, [scores]), {(x, y): h}, tuple(p.item.id for p in h.pairs),
-                       {x: f"cmd:{OSC}", y: "qwen3:x"}, plan,
-                       {"status": [f"judge: {OSC}"], "canaries": {"skipped": True}})
+    return make_leaderboard((HOSTILE_A, HOSTILE_B), (f"cmd:{OSC}", "qwen3:x"),
+                            {"status": [f"judge: {OSC}"], "canaries": {"skipped": True}})
 
 
 def test_the_leaderboard_reports_escape_every_untrusted_string() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from synthetic_run import make_head2head
+from synthetic_run import make_head2head, make_leaderboard
 from vocencebench._util.text import UNSAFE
 
 OSC = "\x1b]0;PWNED\x07\x1b[2J"
@@ -45,23 +45,9 @@ def test_the_judge_section_of_the_summary_escapes_the_early_stop_reason() -> Non
 
 
 def _judged_leaderboard(names: tuple[str, str]):  # type: ignore[no-untyped-def]
-    from vocencebench.board.plan import JudgePlan, pair_order, system_order
-    from vocencebench.board.ranking import rank
-    from vocencebench.board.run import Leaderboard
-    from vocencebench.scores import PairedScores
-
-    order = system_order(list(names), None)
-    (x, y), = pair_order(order, None)
-    h = make_head2head(labels=(x, y))
-    scores = PairedScores(x, y, tuple(p.item.id for p in h.pairs),
-                          tuple(p.a.S for p in h.pairs), tuple(p.b.S for p in h.pairs),
-                          d_a=tuple(dict(p.a.d) for p in h.pairs),
-                          d_b=tuple(dict(p.b.d) for p in h.pairs))
-    plan = JudgePlan("all-pairs", None, ((x, y),), len(h.pairs), (), 2, 1, False, None)
-    return Leaderboard(rank(order, [scores]), {(x, y): h}, tuple(p.item.id for p in h.pairs),
-                       {x: f"dir:/d/{x}", y: "espeak-follow"}, plan,
-                       {"status": [], "canaries": {"skipped": True},
-                        "judge_model": "gemini-2.5-flash", "judge_consistent": True})
+    return make_leaderboard(names, (f"dir:/d/{names[0]}", "espeak-follow"),
+                            {"status": [], "canaries": {"skipped": True},
+                             "judge_model": "gemini-2.5-flash", "judge_consistent": True})
 
 
 def test_the_leaderboards_judge_section_escapes_system_names() -> None:
