@@ -25,7 +25,8 @@ odd sample rate             under :data:`MIN_SAMPLE_RATE` (8 kHz)
 too long                    duration > ``max_seconds`` (default 60 s), checked before decoding
 too short                   duration < ``min_seconds`` (default 0.3 s)
 NaN / Inf                   any non-finite sample (float files)
-beyond full scale           any sample with |x| > 1 (float files; players clip them)
+far beyond full scale       any sample with |x| > :data:`OVERSHOOT_PEAK` (+6 dBFS; float or
+                            lossy files — a lossy decoder's small overshoot passes)
 all silent                  peak |x| < :data:`SILENCE_PEAK` (−60 dBFS) after mixing to mono
 ==========================  =====================================================================
 
@@ -59,6 +60,7 @@ __all__ = [
     "DEFAULT_MAX_SECONDS",
     "DEFAULT_MIN_SECONDS",
     "MIN_SAMPLE_RATE",
+    "OVERSHOOT_PEAK",
     "RESAMPLE_QUALITY",
     "SILENCE_PEAK",
     "TARGET_RATE",
@@ -86,6 +88,11 @@ DEFAULT_MIN_SECONDS = 0.3
 #: A clip whose mono peak magnitude (full scale = 1.0) stays below this is "all silent":
 #: 0.001 = −60 dBFS, about 33 steps of 16-bit PCM. Speech at any usable level peaks far above.
 SILENCE_PEAK = 1e-3
+#: Largest sample magnitude accepted (full scale = 1.0): 2.0 = +6 dBFS. Lossy decoders
+#: overshoot full scale on a clip mastered to 0 dBFS (eSpeak through OGG/Vorbis peaks at
+#: 1.08, Opus 1.10, MP3 1.02), so 1.0 would refuse real servers' audio; a float file at many
+#: times full scale is no recording, and would read as "loud" while the judge hears it clipped.
+OVERSHOOT_PEAK = 2.0
 #: Lowest sample rate accepted, in Hz (telephone band): below it speech loses its formants
 #: and the BS.1770 K-weighting filters of the loudness probe are not defined.
 MIN_SAMPLE_RATE = 8_000
@@ -381,13 +388,14 @@ def load_audio(
     if not np.isfinite(block).all():
         bad = int((~np.isfinite(block)).sum())
         raise _fail(label, f"{bad} NaN/Inf sample value(s); the system produced invalid audio")
-    over = np.abs(block) > 1.0  # only float files can hold such samples
+    over = np.abs(block) > OVERSHOOT_PEAK  # only float and lossy files can hold such samples
     if over.any():
         top = float(np.max(np.abs(block)))
-        raise _fail(label, f"{int(over.sum())} sample value(s) beyond full scale (peak "
-                    f"{20 * math.log10(top):+.1f} dBFS); float samples must stay in [-1, 1] "
-                    "(any player clips the rest, so probes and judge would hear different "
-                    "audio) — normalise or limit the clip")
+        raise _fail(label, f"{int(over.sum())} sample value(s) beyond "
+                    f"{20 * math.log10(OVERSHOOT_PEAK):+.0f} dBFS (peak "
+                    f"{20 * math.log10(top):+.1f} dBFS): far beyond full scale, which any "
+                    "player clips, so probes and judge would hear different audio — "
+                    "normalise or limit the clip")
     if channels == 2:
         mono = ((block[:, 0] + block[:, 1]) * np.float32(0.5)).astype(np.float32)
     else:

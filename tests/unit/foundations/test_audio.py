@@ -414,7 +414,7 @@ BAD_CASES: list[tuple[str, Callable[[], bytes], str]] = [
     ("too-long", lambda: encode(tone(61.0, sr=8000), sr=8000), r"too long: 61\.00 s"),
     ("three-channels", _three_channels, "3 channels"),
     ("beyond-full-scale", _beyond_full_scale,
-     r"\d+ sample value\(s\) beyond full scale \(peak \+19\.1 dBFS\)"),
+     r"\d+ sample value\(s\) beyond \+6 dBFS \(peak \+19\.1 dBFS\): far beyond full scale"),
     ("2-khz", _two_khz, "odd sample rate: 2000 Hz is under the 8000 Hz minimum"),
 ]
 
@@ -494,3 +494,7 @@ def test_full_scale_and_the_lowest_rate_are_accepted() -> None:
     x[11] = -1.0
     a = load_audio(encode(x, sr=8000, subtype="FLOAT"))
     assert a.sample_rate == 8000 and float(np.max(np.abs(a.samples))) == 1.0
+    # A lossy decoder's overshoot (here 1.5 = +3.5 dBFS) is kept as decoded, not refused.
+    loud = tone(amp=1.5)
+    assert float(np.max(np.abs(load_audio(encode(loud, subtype="FLOAT")).samples))) == \
+        pytest.approx(1.5, abs=1e-6)
