@@ -99,16 +99,19 @@ def make_clip_run(base: Path, **kw: Any) -> tuple[Path, Head2Head, dict[tuple[st
 
 
 @contextlib.contextmanager
-def listen_server(run: Path, out: Path, *, items: int = 8) -> Iterator[tuple[Any, str]]:
+def listen_server(run: Path, out: Path, *, items: int = 8, stderr: bool = False
+                  ) -> Iterator[tuple[Any, str]]:
     """``vocencebench listen RUN --out OUT --serve --port 0`` in a child process: yields
     (the process, the page's URL); the process is killed (SIGKILL) and reaped on exit, its
-    pipes closed. A test may SIGKILL it earlier itself."""
+    pipes closed. A test may SIGKILL it earlier itself. ``stderr``: keep standard error in
+    ``proc.stderr`` (else it is discarded)."""
     src = Path(__file__).resolve().parents[1] / "src"
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.Popen([sys.executable, "-m", "vocencebench", "listen", str(run), "--out",
                              str(out), "--items", str(items), "--serve", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env)
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+                            text=True, env=env)
     try:
         assert proc.stdout is not None
         url = next((ln.split()[1] for ln in proc.stdout if ln.startswith("serving ")), None)
@@ -118,5 +121,6 @@ def listen_server(run: Path, out: Path, *, items: int = 8) -> Iterator[tuple[Any
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()

@@ -33,6 +33,17 @@ def post(url: str, body: object, *, ctype: str = "application/json",
             return e.code, json.loads(e.read() or b"{}")
 
 
+def post_raw(url: str, data: bytes) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=data, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read()
+
+
 def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
     run, _, _ = make_clip_run(tmp_path, n=12)
     out = tmp_path / "blind"
@@ -55,10 +66,19 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
         assert post(f"{base}/api/answer", {**given[0], "score_a": 7, "score_b": 1})[0] == 400
         assert post(f"{base}/api/answer", given[0], ctype="text/plain")[0] == 415
         assert post(f"{base}/api/answer", given[0], host="evil.example:80")[0] == 403
-        for path in ("/labels/", "/clips/"):
+        # Wrong types and a body nested past the parser's depth: a 400, not a dropped reply.
+        assert post(f"{base}/api/answer", {**given[0], "dimension": ["tone"]})[0] == 400
+        assert post(f"{base}/api/answer", {**given[0], "winner": {"a": 1}})[0] == 400
+        assert post(f"{base}/api/answer", {**given[0], "id": [given[0]["id"]]})[0] == 400
+        assert post_raw(f"{base}/api/answer", b"[" * 3000)[0] == 400
+        [answers] = (out / "labels").iterdir()
+        # One rater never reads another's answers: no spelling of the path reaches labels/.
+        for path in ("/labels/", "/clips/", f"/labels/{answers.name}",
+                     f"/%6cabels/{answers.name}", f"/./labels/{answers.name}",
+                     f"/clips/../labels/{answers.name}", f"/%2e/labels/{answers.name}"):
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(f"{base}{path}", timeout=10)
-            assert err.value.code == 404
+            assert err.value.code == 404, path
             err.value.close()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
@@ -72,3 +92,14 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
     assert [(h.id, h.dimension, h.winner, h.rater) for h in labels] == [
         (b["id"], b["dimension"], b["winner"], "Ann, \"the\" rater") for b in given]
     assert [(h.score_a, h.score_b) for h in labels][1] == (1.0, 2.0)
+
+
+def test_ctrl_c_ends_a_served_test_saying_where_the_answers_are(tmp_path: Path) -> None:
+    run, _, _ = make_clip_run(tmp_path, n=8)
+    out = tmp_path / "blind"
+    with listen_server(run, out, stderr=True) as (proc, _url):
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0  # the way a served test ends, not an interruption
+        err = proc.stderr.read()
+    assert "vocencebench listen: stopped; every answer given is in " in err, err
+    assert str(out / "labels") in err and "resume" not in err, err

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..constants import EXIT_OK, LISTEN_ITEMS, LISTEN_SEED
 from ._common import positive_int
 
@@ -86,5 +87,9 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
 
     sys.stdout.flush()
-    serve_listening_test(test.directory, port=args.port, ready=ready)
+    try:
+        serve_listening_test(test.directory, port=args.port, ready=ready)
+    except KeyboardInterrupt:  # Ctrl-C is how a served test ends: nothing to resume
+        print(f"vocencebench listen: stopped; every answer given is in "
+              f"{terminal_safe(test.directory / 'labels')}", file=sys.stderr)
     return EXIT_OK

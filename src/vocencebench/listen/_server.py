@@ -86,11 +86,12 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
     trials = {t["n"]: t for t in test["trials"]}
     dims = {q["dim"] for q in test["questions"]}
     n = body.get("trial")
-    if not is_whole_number(n) or n not in trials or trials[n]["id"] != body.get("id"):
+    if not is_whole_number(n) or n not in trials or not isinstance(body.get("id"), str) \
+            or trials[n]["id"] != body["id"]:
         raise ConfigError("trial and id do not name an item of this test")
-    if body.get("dimension") not in dims:
+    if not isinstance(body.get("dimension"), str) or body["dimension"] not in dims:
         raise ConfigError("dimension is not a question of this test")
-    if body.get("winner") not in WINNERS:
+    if not isinstance(body.get("winner"), str) or body["winner"] not in WINNERS:
         raise ConfigError("winner must be a, b or tie")
     rater = body.get("rater")
     if (not isinstance(rater, str) or not rater.strip() or len(rater) > 100
@@ -110,6 +111,9 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
 
 def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
              port: Callable[[], int]) -> type[SimpleHTTPRequestHandler]:
+    private = tuple(Path(os.path.realpath(d)) for d in (log.directory, root / "labels",
+                                                           root / "api"))
+
     class Handler(SimpleHTTPRequestHandler):
         def __init__(self, *args: Any, **kw: Any) -> None:
             super().__init__(*args, directory=str(root), **kw)
@@ -138,10 +142,17 @@ def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
             if path == "/api/hello":
                 self._json(HTTPStatus.OK, {"serve": True, "test": test["test"]})
                 return
-            if path.startswith(("/labels", "/api")) or (path.endswith("/") and path != "/"):
+            if path.startswith(("/labels", "/api")) or (path.endswith("/") and path != "/") \
+                    or self._private(self.translate_path(self.path)):
                 self.send_error(HTTPStatus.NOT_FOUND)
                 return
             super().do_GET()
+
+        def _private(self, local: str) -> bool:
+            """Whether the file a request maps to (after its %-escapes and dot segments are
+            undone: ``/%6cabels/…``, ``/./labels/…``) is an answer file or under ``api``."""
+            target = Path(os.path.realpath(local))
+            return any(target == d or d in target.parents for d in private)
 
         def do_HEAD(self) -> None:
             self.send_error(HTTPStatus.METHOD_NOT_ALLOWED)
@@ -167,6 +178,9 @@ def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
                 return
             try:
                 row = _check_answer(json.loads(self.rfile.read(size)), test)
+            except RecursionError:  # "[[[[…" nested deeper than the parser goes
+                self._json(HTTPStatus.BAD_REQUEST, {"error": "JSON nested too deeply"})
+                return
             except (ValueError, ConfigError) as exc:
                 self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
