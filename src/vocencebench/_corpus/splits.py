@@ -29,8 +29,12 @@ def split_holdout(items: Sequence[Item], fraction: float = 0.2, *, salt: str) ->
     private and system builders cannot tell which items are held out. ``salt_digest`` is
     sha256(salt), safe to publish as proof of which salt was used.
     """
-    if not salt:
+    if not isinstance(salt, str) or not salt:
         raise ConfigError("split_holdout needs a non-empty salt (keep it private)")
+    try:
+        salt.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8 (\xff)
+        raise ConfigError("the hold-out salt must be UTF-8 text; these bytes are not") from None
     if not 0.0 < fraction < 1.0:
         raise ConfigError(f"fraction must be strictly between 0 and 1, got {fraction}")
     ids = [it.id for it in items]

@@ -157,7 +157,7 @@ def load_items(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     # The one corpus gate: pin verified, structure validated, before anything runs.
     items = load_corpus(src)
     selection: dict[str, Any] = {"corpus": src, "corpus_items": len(items)}
-    if args.holdout_salt:
+    if args.holdout_salt is not None:  # "" is refused by split_holdout, not ignored
         split = split_holdout(items, salt=args.holdout_salt)
         items = list(split.heldout)
         # The salt stays private; its digest proves which partition was used.

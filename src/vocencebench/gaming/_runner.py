@@ -369,7 +369,7 @@ def redteam(
         return list(xs[:limit]) if limit is not None else list(xs)
 
     selection: dict[str, Any] = {"corpus_items": len(corpus), "limit": limit}
-    if holdout_salt:
+    if holdout_salt is not None:  # "" is refused by split_holdout, not ignored
         from ..corpus import split_holdout
 
         split = split_holdout(corpus, holdout_fraction, salt=holdout_salt)

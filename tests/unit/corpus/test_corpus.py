@@ -28,7 +28,7 @@ from vocencebench.corpus import (
     split_holdout,
     write_corpus,
 )
-from vocencebench.errors import CorpusError
+from vocencebench.errors import ConfigError, CorpusError
 from vocencebench.schema import Item
 from vocencebench.traits import TRAITS
 
@@ -226,6 +226,20 @@ def test_split_is_deterministic_and_order_free(shipped: list[Item]) -> None:
         split_holdout(shipped, 0.2, salt="")
     with pytest.raises(Exception, match="fraction"):
         split_holdout(shipped, 1.5, salt="x")
+    with pytest.raises(ConfigError, match="must be UTF-8 text"):
+        split_holdout(shipped, 0.2, salt="\udcff")  # what argv makes of a lone byte 0xff
+
+
+@pytest.mark.parametrize("command", ["run", "leaderboard"])
+def test_an_empty_holdout_salt_is_refused_not_ignored(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--holdout-salt ""`` ran the whole corpus as if no split had been asked for."""
+    systems = (["--system-a", "espeak-flat", "--system-b", "espeak-follow"] if command == "run"
+               else ["--system", "a=espeak-flat", "--system", "b=espeak-follow", "--dry-run"])
+    assert main([command, *systems, "--holdout-salt", "", "--limit", "2", "--skip-canaries",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "non-empty salt" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 # --------------------------------------------------------------------------- template corpus
