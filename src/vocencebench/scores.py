@@ -202,6 +202,9 @@ class ScoresTable:
     #: with an S.
     given: int = 0
     scored: int = 0
+    #: (item, system) → the row's d (dimension → desirability on [0, 1]) for each scored row
+    #: that carries one.
+    d: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
     def pair(self, incumbent: str | None = None, challenger: str | None = None, *,
              allow_incomplete: bool = False) -> PairedScores:
@@ -246,6 +249,11 @@ class ScoresTable:
                 + ". Every item needs one row per system; drop or re-score the unpaired ones."
             )
         items = tuple(i for i in self.items if i in a_rows or i in skip)
+        # The rows' d go with the pair (for the per-trait means) only when every scored row
+        # of both systems has one: a mean over the rows that happen to carry d would mislead.
+        scored = [(i, sy) for i in items for sy in (inc, chal)
+                  if i not in skip and i in self.scores[sy]]
+        with_d = bool(scored) and all(k in self.d for k in scored)
         stopped = any(a_rows[i][0] != a_rows[i][1] or b_rows[i][0] != b_rows[i][1]
                       for i in a_rows)
         return PairedScores(
@@ -256,6 +264,8 @@ class ScoresTable:
             b=tuple(None if i in skip else self.scores[chal].get(i) for i in items),
             bounds_a=tuple(a_rows.get(i) for i in items) if stopped else (),
             bounds_b=tuple(b_rows.get(i) for i in items) if stopped else (),
+            d_a=tuple(self.d.get((i, inc), {}) for i in items) if with_d else (),
+            d_b=tuple(self.d.get((i, chal), {}) for i in items) if with_d else (),
             incomplete=tuple(
                 (i, next(self.incomplete[(i, sy)] for sy in (inc, chal)
                          if (i, sy) in self.incomplete))
@@ -415,7 +425,8 @@ def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
 
 
 def _parse_line(source: str, lineno: int, text: str
-                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None, bool]:
+                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None, bool,
+                           dict[str, float] | None]:
     where = f"{source}:{lineno}"
     try:
         row: Any = json.loads(text)
@@ -436,7 +447,7 @@ def _parse_line(source: str, lineno: int, text: str
         if not isinstance(value, str) or not value:
             raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
     if "unjudged" in row:
-        return item, system, None, None, _unjudged_range(where, row), False
+        return item, system, None, None, _unjudged_range(where, row), False, None
     gap = row.get("incomplete")
     if gap is not None:
         if not isinstance(gap, str) or not gap:
@@ -444,7 +455,7 @@ def _parse_line(source: str, lineno: int, text: str
         if s is not None:
             raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
                               f"S={s!r}; an incomplete row has S null")
-        return item, system, None, gap, None, False
+        return item, system, None, gap, None, False, None
     if not is_real_number(s):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
     s = float(s)
@@ -465,7 +476,8 @@ def _parse_line(source: str, lineno: int, text: str
             f"and gate (the published rule, vocencebench.decide.composite, gives "
             f"{expected!r}); the row was edited or written by another rule"
         )
-    return item, system, s, None, None, expected is None
+    d = None if expected is None else {k: float(v) for k, v in row["d"].items()}
+    return item, system, s, None, None, expected is None, d
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
@@ -493,13 +505,14 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     lines: dict[tuple[str, str], int] = {}
     incomplete: dict[tuple[str, str], str] = {}
     ranges: dict[tuple[str, str], tuple[float, float]] = {}
+    desirability: dict[tuple[str, str], dict[str, float]] = {}
     given = scored = 0
     # JSON Lines ends a row at "\n" only: str.splitlines() would also split inside a label
     # holding U+2028, U+2029 or U+0085, which the canonical JSON writer leaves as they are.
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        item, system, s, gap, rng, as_given = _parse_line(source, lineno, raw)
+        item, system, s, gap, rng, as_given, d = _parse_line(source, lineno, raw)
         scored += s is not None
         given += as_given
         if (item, system) in lines:
@@ -518,11 +531,13 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
         else:
             assert s is not None
             scores[system][item] = s
+            if d is not None:
+                desirability[(item, system)] = d
     if not lines:
         raise ScoresError(f"{source}: empty scores file; expected JSON lines with item, system, S")
     return ScoresTable(
         source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines,
-        incomplete=incomplete, ranges=ranges, given=given, scored=scored,
+        incomplete=incomplete, ranges=ranges, given=given, scored=scored, d=desirability,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -291,8 +292,10 @@ def _published(directory: Path, version: object) -> Path:
         "pairs": [{"incumbent": "a", "challenger": "b", "scores_file": "scores.jsonl"}]}
     (directory / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
     st = standings_from_scores(directory)  # the version this install writes is read
-    doc["pairs"] = [{**c, "scores_file": "scores.jsonl"} for c in st.to_dict()["pairs"]]
-    doc["tiers"] = [t.to_dict() for t in st.tiers]
+    again = json.loads(json.dumps(st.to_dict()))
+    doc.update({k: v for k, v in again.items() if k not in ("systems", "pairs")})
+    doc["pairs"] = [{**c, "scores_file": "scores.jsonl"} for c in again["pairs"]]
+    doc["not_compared"] = []
     doc["schema_version"] = version
     (directory / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
     return directory
@@ -320,3 +323,81 @@ def test_a_leaderboard_json_of_a_newer_version_is_refused_by_name(
     unknown = _published(tmp_path / "unknown", None)
     with pytest.raises(ConfigError, match="unknown schema_version"):
         verify(unknown)
+
+
+def _tampered(board: Path, tmp_path: Path, edit: Any) -> Path:
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(board, out)
+    doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    doc = edit(doc)
+    (out / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
+    return out
+
+
+def _set_key(key: str, value: Any) -> Any:
+    def edit(doc: dict[str, Any]) -> dict[str, Any]:
+        doc[key] = value
+        return doc
+    return edit
+
+
+def _cell(key: str, value: Any) -> Any:
+    def edit(doc: dict[str, Any]) -> dict[str, Any]:
+        doc["pairs"][0][key] = value
+        return doc
+    return edit
+
+
+def _flip_records(doc: dict[str, Any]) -> dict[str, Any]:
+    r = doc["records"]
+    first, second = list(r)[:2]
+    r[first], r[second] = r[second], r[first]
+    return doc
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "edit", "field"), [
+    ("winner", _cell("winner", "nobody"), "winner"),
+    ("matrix", _set_key("matrix", None), "matrix:"),
+    ("system-scores", _set_key("system_scores", {}), "system_scores:"),
+    ("bradley-terry", _set_key("bradley_terry", {}), "bradley_terry:"),
+    ("traits", _set_key("traits", {}), "traits:"),
+    ("records", _flip_records, "records:"),
+    ("not-compared", _set_key("not_compared", [["flat", "fast"]]), "not_compared:"),
+])
+def test_verify_catches_every_edited_standing(board: Path, tmp_path: Path, case: str,
+                                              edit: Any, field: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--verify said OK after the standings were edited: it compared only the decisions and
+    the tiers. Every field the scores determine is now compared."""
+    from vocencebench.board import verify
+
+    assert verify(board) == []
+    problems = verify(_tampered(board, tmp_path, edit))
+    assert any(field in p for p in problems), problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "edit", "message"), [
+    ("no-systems", lambda d: {k: v for k, v in d.items() if k != "systems"},
+     "'systems' must be a list of objects with a 'name'"),
+    ("names-only", _set_key("systems", ["flat", "fast"]), "'systems' must be a list"),
+    ("no-pairs", lambda d: {k: v for k, v in d.items() if k != "pairs"},
+     "'pairs' must be a list"),
+    ("no-scores-file", _cell("scores_file", None), "pairs[0] needs"),
+    ("outside", _cell("scores_file", "/etc/passwd"), "is not a file inside the leaderboard"),
+    ("dot-dot", _cell("scores_file", "../elsewhere.jsonl"), "is not a file inside"),
+    ("a-list", lambda d: [1, 2], "is not a leaderboard file"),
+])
+def test_verify_on_a_damaged_leaderboard_json_is_one_error_line(
+        board: Path, tmp_path: Path, case: str, edit: Any, message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = _tampered(board, tmp_path, edit)
+    assert main(["leaderboard", "--verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    (out / "leaderboard.json").write_bytes(b"\xff\xfe{}")
+    assert main(["leaderboard", "--verify", str(out)]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err

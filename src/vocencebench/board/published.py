@@ -65,15 +65,41 @@ def read_board(directory: str | os.PathLike[str]) -> dict[str, Any]:
     if not f.is_file():
         raise ConfigError(f"{directory} is not a leaderboard directory: {f} is missing")
     try:
-        doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        doc: Any = json.loads(f.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{f} is not valid JSON: {exc}") from exc
-    if doc.get("kind") != LEADERBOARD_KIND:
+    if not isinstance(doc, dict) or doc.get("kind") != LEADERBOARD_KIND:
         raise ConfigError(f"{f} is not a leaderboard file this vocencebench reads "
                           f"(kind {LEADERBOARD_KIND!r}, schema_version "
                           f"{LEADERBOARD_SCHEMA_VERSION})")
     check_schema_version(doc.get("schema_version"), str(f), reads=LEADERBOARD_SCHEMA_VERSION)
+    problem = _shape_problem(doc, Path(directory))
+    if problem is not None:
+        raise ConfigError(f"{f} is not a complete leaderboard record: {problem}")
     return doc
+
+
+def _shape_problem(doc: dict[str, Any], root: Path) -> str | None:
+    """What an edited ``leaderboard.json`` lacks for its standings to be recomputed (the
+    systems, each pair and its scores file, a file inside the directory), or None."""
+    systems = doc.get("systems")
+    if not isinstance(systems, list) or not all(
+            isinstance(x, dict) and isinstance(x.get("name"), str) for x in systems):
+        return "'systems' must be a list of objects with a 'name'"
+    pairs = doc.get("pairs")
+    if not isinstance(pairs, list):
+        return "'pairs' must be a list"
+    inside = root.resolve()
+    for k, cell in enumerate(pairs):
+        if not isinstance(cell, dict) or not all(
+                isinstance(cell.get(key), str) for key in ("incumbent", "challenger",
+                                                           "scores_file")):
+            return f"pairs[{k}] needs 'incumbent', 'challenger' and 'scores_file' as text"
+        target = (root / cell["scores_file"]).resolve()
+        if inside not in target.parents:
+            return (f"pairs[{k}].scores_file {cell['scores_file']!r} is not a file inside "
+                    "the leaderboard directory")
+    return None
 
 
 def verify(directory: str | os.PathLike[str]) -> list[str]:
@@ -87,12 +113,25 @@ def verify(directory: str | os.PathLike[str]) -> list[str]:
         # A row whose S its own d and gate do not give (an edit) is refused on reading.
         return [f"the published scores cannot be recomputed: {exc}"]
     problems = []
-    for published, cell in zip(doc["pairs"], st.cells, strict=True):
-        mine = cell.decision.to_dict() if cell.decision is not None else None
-        if published.get("decision") != mine:
+    if len(doc["pairs"]) != len(st.cells):
+        return [f"pairs: published {len(doc['pairs'])}, recomputed {len(st.cells)}"]
+    # Every published field the scores determine, compared as JSON (tuples are lists there).
+    again = json.loads(json.dumps(st.to_dict()))
+    for published, cell, mine in zip(doc["pairs"], st.cells, again["pairs"], strict=True):
+        if published.get("decision") != mine["decision"]:
             problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
                             f"{published.get('winner')}, recomputed {cell.winner}")
-    tiers = [t.to_dict() for t in st.tiers]
-    if doc.get("tiers") != tiers:
-        problems.append(f"tiers: published {doc.get('tiers')}, recomputed {tiers}")
+        others = sorted(k for k in mine if k != "decision" and published.get(k) != mine[k])
+        if others:
+            problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
+                            f"{', '.join(others)} differ from the recomputed ones")
+    if doc.get("tiers") != again["tiers"]:
+        problems.append(f"tiers: published {doc.get('tiers')}, recomputed {again['tiers']}")
+    order = [x["name"] for x in doc["systems"]]
+    again["not_compared"] = [[x, y] for i, x in enumerate(order) for y in order[i + 1:]
+                             if st.cell(x, y) is None]
+    for key in ("mode", "anchor", "allow_incomplete", "matrix", "records", "system_scores",
+                "traits", "bradley_terry", "not_compared"):
+        if doc.get(key) != again[key]:
+            problems.append(f"{key}: the published value differs from the one the scores give")
     return problems
