@@ -31,6 +31,7 @@ __all__ = [
     "AGREE_ITEMS",
     "AGREE_SEED",
     "BOARD_DECISIVE_CLIPS",
+    "BOARD_NAME_MAX_CHARS",
     "CALIBRATION_BOOTSTRAP_N",
     "CALIBRATION_CI",
     "COMPOSITE_TOLERANCE",
@@ -113,6 +114,9 @@ REPORT_WORST_CLIPS: Final = 3
 REPORT_GROUP_CLIPS_MAX: Final = 40
 #: Items per direction of δ that the leaderboard page plays for each pair.
 BOARD_DECISIVE_CLIPS: Final = 3
+#: Longest system name a leaderboard takes, in characters: names become file names
+#: (``pairs/03-NAME--NAME.scores.jsonl``), and a name past this failed only at the save.
+BOARD_NAME_MAX_CHARS: Final = 64
 #: Items in a blind listening test (``vocencebench listen --items``).
 LISTEN_ITEMS: Final = 40
 #: The listening test's sample and left/right order: seeded from the project seed.

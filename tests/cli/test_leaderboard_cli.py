@@ -33,6 +33,17 @@ def test_parse_named_system(text: str, expected: tuple[str, str]) -> None:
     assert parse_named_system(text) == expected
 
 
+@pytest.mark.parametrize("text", ["ñ=espeak-flat", "../x=espeak-flat", "=espeak-flat",
+                                  "flat=", "a b=espeak-flat",
+                                  "x" * 65 + "=espeak-flat"])
+def test_a_bad_name_is_called_a_bad_name(text: str) -> None:
+    """These read as 'unknown system', or (a long name) ran the whole board and failed at
+    the save."""
+    with pytest.raises(ConfigError, match="the name before '=' must be 1-64 letters"):
+        parse_named_system(text)
+    assert parse_named_system("x" * 64 + "=espeak-flat")[0] == "x" * 64
+
+
 @pytest.fixture(scope="module")
 def clip_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A third eSpeak-based system as a directory of clips (espeak-follow, 50 wpm faster);

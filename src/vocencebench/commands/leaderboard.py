@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.text import terminal_safe
-from ..constants import EXIT_CHECK_FAILED, EXIT_INCOMPLETE, EXIT_OK
+from ..constants import BOARD_NAME_MAX_CHARS, EXIT_CHECK_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from ..errors import CanaryError, ConfigError
 from ._common import (
     add_corpus_arguments,
@@ -52,10 +52,14 @@ def parse_named_system(text: str) -> tuple[str, str]:
     ``._+-``, no ``:``), so ``cmd:tts --rate=1`` stays a spec.
     """
     head, sep, tail = text.partition("=")
-    if sep and _NAME.match(head) and tail:
+    if sep and _NAME.match(head) and tail and len(head) <= BOARD_NAME_MAX_CHARS:
         return head, tail
     if not text:
         raise ConfigError("--system needs NAME=SPEC (e.g. flat=espeak-flat)")
+    if sep and ":" not in head:  # every spec with "=" in it has a "KIND:" before it
+        raise ConfigError(
+            f"--system {text!r}: the name before '=' must be 1-{BOARD_NAME_MAX_CHARS} "
+            "letters, digits or ._+- (it names files of the output), and a spec must follow")
     return default_label(text), text
 
 
