@@ -310,6 +310,9 @@ def _run(
             dask = DaskPlan(exe)
         run_judge = _judge_with_cache(judge, store)
         canary_meta: dict[str, Any] = {"ran": False}
+        # One judge may serve several runs (a leaderboard's pairs, a notebook): this run's
+        # usage and cost are its totals minus what they were now.
+        judge_start = getattr(getattr(judge, "backend", None), "usage", None)
 
         def preflight() -> None:
             run_preflight(probes, run_judge, store, reg, canary_meta)
@@ -329,7 +332,7 @@ def _run(
         decision = decide_pairs(pairs, labels, allow_incomplete=s.allow_incomplete)
         meta: dict[str, Any] = dict(metadata)
         meta.update(_run_metadata(items, probes, transcriber, judge, s.consistent, s.votes,
-                                  exe, reg, dims))
+                                  exe, reg, dims, judge_start))
         meta["systems"] = {labels[0]: hooks[0].system_id, labels[1]: hooks[1].system_id,
                            **dict(metadata.get("systems", {}))}
         meta["judge_all_at_once"] = s.all_at_once
@@ -450,7 +453,7 @@ def compare_models(
 def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,
                   transcriber: Transcriber | None, judge: PairJudge | None,
                   consistent: bool, votes: int, exe: Any, registry: TraitRegistry,
-                  dims: Sequence[str]) -> dict[str, Any]:
+                  dims: Sequence[str], judge_start: Any = None) -> dict[str, Any]:
     from .corpus import corpus_hash
 
     meta: dict[str, Any] = {
@@ -477,13 +480,19 @@ def _run_metadata(items: Sequence[Item], probes: ProbeSuite | None,
     if judge is not None:
         backend = getattr(judge, "backend", None)
         usage = getattr(backend, "usage", None)
+        if usage is not None and judge_start is not None and hasattr(usage, "since"):
+            usage = usage.since(judge_start)
         if usage is not None:
             meta["judge_usage"] = usage.to_dict() if hasattr(usage, "to_dict") else dict(
                 vars(usage))
         cost = getattr(backend, "cost_usd", None)
         if callable(cost):
             try:
-                meta["judge_cost_usd"] = cost()
+                total = cost()
+                # This run's share: the running total's growth since the run began.
+                meta["judge_cost_usd"] = (total - judge_start.cost_usd
+                                          if total is not None and judge_start is not None
+                                          and hasattr(judge_start, "cost_usd") else total)
             except ConfigError as exc:  # an unpriced model: the run's result stands
                 meta["judge_cost_usd"] = None
                 meta["judge_cost_note"] = str(exc)

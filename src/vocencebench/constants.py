@@ -49,6 +49,7 @@ __all__ = [
     "GATE_SUMMARY_CLIPS",
     "GATE_WER_BIN_EDGES",
     "GATE_WER_QUANTILES",
+    "JUDGE_MAX_CALL_TOKENS",
     "JUDGE_ORDER_SEED",
     "JUDGE_SWAP_WARNING",
     "LISTEN_ITEMS",
@@ -161,6 +162,9 @@ GATE_REPORT_CLIPS: Final = 200
 #: the bootstrap's own stream. It is ROBUSTNESS_SEED's stream too, and harmlessly so: a run
 #: that stopped early has no robustness section, so the two uses never meet in one run.
 JUDGE_ORDER_SEED: Final = PROJECT_SEED + 1
+#: Most tokens one judge call can report per count (10⁹): a larger, NaN or negative count is
+#: no count, and the call is metered at its pre-call estimate instead (``Usage.unreported``).
+JUDGE_MAX_CALL_TOKENS: Final = 10**9
 #: Items judged per batch under ``--stop-when-decided``: the stopping rule is evaluated after
 #: every complete batch of the seeded order (and once before the first), never mid-batch, so
 #: the set of judged items does not depend on thread timing.

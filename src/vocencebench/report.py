@@ -359,9 +359,13 @@ def render_summary(h: Head2Head) -> str:
     lines += [t(x) for x in judge_summary_lines(h)]
     if "judge_cost_usd" in m:
         cost = m["judge_cost_usd"]
+        usage = m.get("judge_usage")
+        unreported = usage.get("unreported", 0) if isinstance(usage, dict) else 0
         lines.append("judge cost:   " + (f"${cost:.4f}" if is_real_number(cost)
                                          else "unknown (no price for this model; pass "
-                                              "--judge-price IN,OUT)"))
+                                              "--judge-price IN,OUT)")
+                     + (f" ({t(unreported)} call(s) reported no usable token counts: each is "
+                        "counted at its pre-call estimate)" if unreported else ""))
     lines += ["", *robustness_section.summary_lines(h.robustness)]  # the decision ends it
     lines += ["", f"DECISION: {t(_verdict_text(h))}", t(d.reason)]
     return "\n".join(lines)

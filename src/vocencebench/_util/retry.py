@@ -11,6 +11,7 @@ back. :class:`RateLimiter` spaces request starts across threads. See
 from __future__ import annotations
 
 import contextlib
+import datetime
 import email.utils
 import math
 import re
@@ -165,9 +166,11 @@ def _duration_s(value: Any) -> float | None:
         return float(m.group(1)) if m else None
     if isinstance(value, Mapping):
         try:
-            return float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9
+            v = float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9
         except (TypeError, ValueError):
             return None
+        # As for Retry-After: NaN is no wait given, a negative one is "now".
+        return max(0.0, v) if math.isfinite(v) else None
     return None
 
 
@@ -246,6 +249,8 @@ def retry_delay_s(headers: Mapping[str, str], body: Any, *,
             except (TypeError, ValueError, IndexError):
                 when = None
             if when is not None:
+                if when.tzinfo is None:  # the asctime form carries no zone: it is GMT
+                    when = when.replace(tzinfo=datetime.UTC)
                 return max(0.0, when.timestamp() - now())
     delay, _ = google_details(body)
     return delay

@@ -319,6 +319,18 @@ def _pair_scores(x: str, y: str, h: Any) -> PairedScores:
                       tuple(dict(p.b.d) for p in h.pairs), bounds[0], bounds[1])
 
 
+def _judge_cost(judge: Any) -> float | None:
+    """The judge backend's running cost in USD (None: no judge, or an unpriced model)."""
+    cost = getattr(getattr(judge, "backend", None), "cost_usd", None)
+    if not callable(cost):
+        return None
+    try:
+        value = cost()
+    except Exception:  # an unpriced model: the cost is unknown, never a crash
+        return None
+    return float(value) if value is not None else None
+
+
 def _usage_calls(judge: Any) -> int | None:
     usage = getattr(getattr(judge, "backend", None), "usage", None)
     calls = getattr(usage, "calls", None)
@@ -388,6 +400,7 @@ def leaderboard(
                                      workers=s.workers))
     shared = _SharedExecutor(inner)
     calls_before = _usage_calls(judge) if judge is not None else None
+    cost_before = _judge_cost(judge)
     judge_cache = getattr(judge, "cache", None)
     hits0: dict[str, int] = {}
     misses0: dict[str, int] = {}
@@ -467,13 +480,11 @@ def leaderboard(
         status.insert(0, f"INCOMPLETE: {len(bad)} pair(s) decide nothing because an instrument "
                          f"failed: {', '.join(bad)}; rerun the same command to retry them")
     meta["status"] = status
-    if judge is not None:
-        cost = getattr(getattr(judge, "backend", None), "cost_usd", None)
-        if callable(cost):
-            try:
-                meta["judge_cost_usd"] = float(cost())
-            except Exception:  # an unpriced model: the cost is unknown, never a crash
-                meta["judge_cost_usd"] = None
+    if judge is not None and callable(getattr(getattr(judge, "backend", None), "cost_usd",
+                                              None)):
+        cost_after = _judge_cost(judge)  # this board's share of a judge that served others
+        meta["judge_cost_usd"] = (cost_after - cost_before if cost_after is not None
+                                  and cost_before is not None else None)
     judge_calls = (calls_after - calls_before
                    if calls_after is not None and calls_before is not None else None)
     return Leaderboard(standings, runs, tuple(it.id for it in its),

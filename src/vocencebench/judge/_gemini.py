@@ -134,20 +134,20 @@ class GeminiBackend(HTTPBackend):
         meta = body.get("usageMetadata")
         usage = None
         if isinstance(meta, Mapping):
-            audio = None
             details = meta.get("promptTokensDetails")
-            if isinstance(details, list):
-                audio = sum(
-                    token_count(d.get("tokenCount")) for d in details
-                    if isinstance(d, Mapping) and d.get("modality") == "AUDIO"
-                )
-            usage = CallUsage(
-                prompt_tokens=token_count(meta.get("promptTokenCount")),
-                output_tokens=token_count(meta.get("candidatesTokenCount")),
-                thinking_tokens=token_count(meta.get("thoughtsTokenCount")),
-                audio_tokens=audio,
-                cached_tokens=token_count(meta.get("cachedContentTokenCount")),
-            )
+            audio = ([token_count(d.get("tokenCount")) for d in details
+                      if isinstance(d, Mapping) and d.get("modality") == "AUDIO"]
+                     if isinstance(details, list) else None)
+            counts = [token_count(meta.get(k)) for k in (
+                "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount",
+                "cachedContentTokenCount")]
+            # A count no count can be (NaN, negative, text): metered as unreported, not as 0.
+            if all(c is not None for c in counts) and None not in (audio or []):
+                prompt, output, thinking, cached = (int(c or 0) for c in counts)
+                usage = CallUsage(prompt_tokens=prompt, output_tokens=output,
+                                  thinking_tokens=thinking, cached_tokens=cached,
+                                  audio_tokens=None if audio is None
+                                  else sum(int(a or 0) for a in audio))
         feedback = body.get("promptFeedback")
         if isinstance(feedback, Mapping) and feedback.get("blockReason"):
             return usage, None, f"prompt blocked ({feedback['blockReason']})", True

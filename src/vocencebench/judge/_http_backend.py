@@ -21,10 +21,11 @@ from typing import Any
 
 import httpx
 
-from .._numbers import is_real_number
+from .._numbers import is_finite_number
 from .._util.closing import Closing
 from .._util.http import HttpClient, HTTPFailure, HttpResponse, check_credentials
 from .._util.retry import RateLimiter
+from ..constants import JUDGE_MAX_CALL_TOKENS
 from ..errors import BudgetExceededError, ConfigError, JudgeError, JudgeResponseError
 from ..redact import check_key, redact, register_secret, register_url_secrets, safe_url
 from ._metering import Meter, Metered
@@ -171,7 +172,7 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
             self._fatal = err
         return err
 
-    def _handle(self, resp: HttpResponse) -> JudgeReply:
+    def _handle(self, resp: HttpResponse, guess: CallUsage) -> JudgeReply:
         try:
             body = resp.json()
         except (ValueError, UnicodeDecodeError) as exc:
@@ -183,6 +184,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
                                    else (None, None, "response is not a JSON object", False))
         if usage is not None:
             self._meter.record(usage)
+        else:  # a reply without usable counts is still a paid call: metered at the guess
+            self._meter.record(guess, unreported=True)
         if text is None:
             msg = f"{self.kind} judge ({self.model}) gave no answer: {why}"
             if final:
@@ -198,7 +201,7 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         """Send ``request`` through the HTTP layer; see the module docstring."""
         self._raise_if_tripped()
         url, payload = self._url(), self._payload(request)
-        estimate = self._meter.estimate(request)
+        estimate, guess = self._meter.estimate(request), self._meter.guess(request)
         self._meter.reserve(estimate)
         try:
             try:
@@ -207,7 +210,7 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
                 self._meter.bump(retries=max(0, exc.calls - 1))
                 raise self._translate(exc) from None
             self._meter.bump(retries=resp.retries)
-            return self._handle(resp)
+            return self._handle(resp, guess)
         except JudgeError as exc:
             self._count_failure(exc)
             raise
@@ -220,6 +223,14 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def token_count(value: Any) -> int:
-    """A token count from a provider's JSON: the number, or 0 when it is missing or not one."""
-    return int(value) if is_real_number(value) else 0
+def token_count(value: Any) -> int | None:
+    """A token count from a provider's JSON: the number (0 when the field is absent or null),
+    or None when it holds what no count can be — NaN, ±inf, a negative or fractional number,
+    text, more than :data:`~vocencebench.constants.JUDGE_MAX_CALL_TOKENS`. A reply with such
+    a count is metered as one that reported none (``Usage.unreported``)."""
+    if value is None:
+        return 0
+    if is_finite_number(value) and 0 <= value <= JUDGE_MAX_CALL_TOKENS and value == int(value):
+        return int(value)
+    return None
+

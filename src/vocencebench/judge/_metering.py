@@ -49,10 +49,10 @@ class Meter:
             return None
         return self.snapshot().cost_usd
 
-    def estimate(self, request: JudgeRequest) -> float:
-        """A cautious cost projection for ``request`` (USD): never below the largest call."""
-        if self.price is None:
-            return 0.0
+    @staticmethod
+    def guess(request: JudgeRequest) -> CallUsage:
+        """A cautious token projection for ``request``: its text at 3 characters a token,
+        its audio at the provider's rate, and 2 048 output tokens."""
         text_chars = len(request.system) + len(json.dumps(request.schema)) + sum(
             len(p) for p in request.parts if isinstance(p, str)
         )
@@ -60,10 +60,15 @@ class Meter:
             math.ceil((a.duration_s or len(a.data) / 32_000) * AUDIO_TOKENS_PER_SECOND)
             for a in request.audio()
         )
-        guess = CallUsage(
+        return CallUsage(
             prompt_tokens=text_chars // 3 + audio, output_tokens=2048, audio_tokens=audio
         )
-        return max(self.price.cost(guess), self._largest_call)
+
+    def estimate(self, request: JudgeRequest) -> float:
+        """A cautious cost projection for ``request`` (USD): never below the largest call."""
+        if self.price is None:
+            return 0.0
+        return max(self.price.cost(self.guess(request)), self._largest_call)
 
     def reserve(self, amount: float) -> None:
         if self.spend_cap_usd is None:
@@ -84,7 +89,9 @@ class Meter:
         with self._lock:
             self._reserved = max(0.0, self._reserved - amount)
 
-    def record(self, usage: CallUsage) -> None:
+    def record(self, usage: CallUsage, *, unreported: bool = False) -> None:
+        """Add one answered call. ``unreported``: its reply had no usable token counts and
+        ``usage`` is the pre-call :meth:`guess` (counted in :attr:`Usage.unreported`)."""
         cost = self.price.cost(usage) if self.price is not None else 0.0
         with self._lock:
             u = self._u
@@ -98,6 +105,7 @@ class Meter:
                 cached_tokens=u.cached_tokens + usage.cached_tokens,
                 calls=u.calls + 1,
                 cost_usd=u.cost_usd + cost,
+                unreported=u.unreported + unreported,
             )
 
     def bump(self, *, failures: int = 0, retries: int = 0) -> None:

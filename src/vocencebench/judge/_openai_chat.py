@@ -117,18 +117,23 @@ class OpenAIChatBackend(HTTPBackend):
             pd = u.get("prompt_tokens_details")
             cd = u.get("completion_tokens_details")
             pdm = pd if isinstance(pd, Mapping) else {}
-            audio = token_count(pdm.get("audio_tokens")) if pdm.get("audio_tokens") is not None \
-                else None
+            audio = token_count(pdm.get("audio_tokens"))
             thinking = token_count(cd.get("reasoning_tokens")) if isinstance(cd, Mapping) else 0
             output = token_count(u.get("completion_tokens"))
-            # OpenAI counts reasoning inside completion_tokens; keep them apart.
-            if thinking and output >= thinking:
-                output -= thinking
-            usage = CallUsage(
-                prompt_tokens=token_count(u.get("prompt_tokens")), output_tokens=output,
-                thinking_tokens=thinking, audio_tokens=audio,
-                cached_tokens=token_count(pdm.get("cached_tokens")),
-            )
+            prompt, cached = token_count(u.get("prompt_tokens")), token_count(
+                pdm.get("cached_tokens"))
+            # A count no count can be (NaN, negative, text): metered as unreported, not as 0.
+            if None not in (audio, thinking, output, prompt, cached):
+                assert output is not None and thinking is not None
+                # OpenAI counts reasoning inside completion_tokens; keep them apart.
+                if thinking and output >= thinking:
+                    output -= thinking
+                usage = CallUsage(
+                    prompt_tokens=int(prompt or 0), output_tokens=output,
+                    thinking_tokens=thinking,
+                    audio_tokens=audio if pdm.get("audio_tokens") is not None else None,
+                    cached_tokens=int(cached or 0),
+                )
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             return usage, None, "no choices in the response", False
@@ -142,6 +147,10 @@ class OpenAIChatBackend(HTTPBackend):
                    else "the server's content filter stopped the answer")
             return usage, None, f"finish_reason {finish}: {why}", True
         text = msg.get("content") if isinstance(msg, Mapping) else None
+        if isinstance(text, list):  # content as parts, as some compatible servers send it
+            text = "".join(str(p["text"]) for p in text if isinstance(p, Mapping)
+                           and p.get("type") in ("text", "output_text")
+                           and isinstance(p.get("text"), str))
         if not isinstance(text, str) or not text.strip():
             return usage, None, f"empty message (finish_reason {finish or None})", False
         return usage, text, "", False

@@ -132,10 +132,23 @@ class Usage:
     retries: int = 0
     cost_usd: float = 0.0
     cached_tokens: int = 0
+    #: Answered calls whose reply carried no usable token counts (none, or NaN, negative,
+    #: text): each is metered at the cautious pre-call estimate, so the cap still holds.
+    unreported: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return dataclasses.asdict(self)
+        """JSON-ready dict (``unreported`` only when some call had no usable counts, so a
+        record of calls that all reported them is the same bytes as before it existed)."""
+        out = dataclasses.asdict(self)
+        if not out["unreported"]:
+            del out["unreported"]
+        return out
+
+    def since(self, before: Usage) -> Usage:
+        """What was used after ``before`` (an earlier snapshot of the same backend): each
+        total minus its value then — one run's share of a judge that served several."""
+        return Usage(**{f.name: getattr(self, f.name) - getattr(before, f.name)
+                        for f in dataclasses.fields(self)})
 
 
 @dataclass(frozen=True)
