@@ -173,3 +173,15 @@ def test_each_run_reports_its_own_judge_usage_and_cost() -> None:
         assert n > 0 and h.metadata["judge_usage"]["calls"] == n
         assert h.metadata["judge_cost_usd"] == pytest.approx(n * PRICE.cost(
             vb.judge.CallUsage(prompt_tokens=1000, output_tokens=50)))
+
+
+def test_a_key_the_model_echoes_in_its_answer_is_masked_before_it_is_kept() -> None:
+    def respond(call: Call) -> Reply:
+        key = call.headers.get("x-goog-api-key", "")
+        text = json.dumps(answer("A", 3, 1) | {"analysis_a": f"your key is {key}"})
+        return Reply(text=text + f" {key}", usage={"prompt": 900, "output": 60})
+
+    with FakeJudgeServer("gemini", respond) as srv, _judge(srv) as judge:
+        v = _compare(judge)
+    assert "your key is [REDACTED]" in v.reasoning_a
+    assert all(KEY not in r and KEY[:10] not in r for r in (*v.raw, v.reasoning_a))

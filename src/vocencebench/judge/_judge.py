@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import logging
 import math
@@ -435,8 +436,14 @@ class Judge(Closing):
 
     def _finish(self, key: str, order: Order, vote: int, model: str, prompt: Prompt,
                 raw: str, dims: dict[str, DimensionJudgement]) -> SingleJudgement:
+        # The model's text is outside text too: a key it echoes must not reach the cache,
+        # run.json or a report (nothing else in it changes: redact() masks secrets only).
+        dims = {d: dataclasses.replace(j, analysis_a=redact(j.analysis_a, limit=None),
+                                       analysis_b=redact(j.analysis_b, limit=None))
+                for d, j in dims.items()}
         sj = SingleJudgement(order=order, vote=vote, model=model or self.model,
-                             prompt_version=prompt.version, raw=raw, judgements=dims)
+                             prompt_version=prompt.version, raw=redact(raw, limit=None),
+                             judgements=dims)
         if self.cache is not None:
             self.cache.put(key, sj.to_dict())
         return sj
