@@ -162,8 +162,9 @@ class GeminiBackend(HTTPBackend):
         texts: list[str] = []
         if isinstance(content, Mapping) and isinstance(content.get("parts"), list):
             texts = [
-                str(p["text"]) for p in content["parts"]
-                if isinstance(p, Mapping) and "text" in p and not p.get("thought")
+                p["text"] for p in content["parts"]
+                if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                and not p.get("thought")
             ]
         if not texts:
             return usage, None, f"empty candidate (finishReason {reason or None})", False
