@@ -277,6 +277,16 @@ def _run(
     from .corpus import validate_corpus
 
     validate_corpus(items, registry=reg)
+    if transcriber is not None:
+        from .transcribe import unscorable_scripts
+
+        bad = unscorable_scripts(items)
+        if bad:
+            raise ConfigError(
+                f"{len(bad)} item(s) have a script the intelligibility gate cannot score (no "
+                f"word is left after WER normalisation): {', '.join(bad[:5])}"
+                f"{' …' if len(bad) > 5 else ''}; give them a script with words, or run "
+                "without --asr")
     check_distinct_identities({labels[0]: systems[0], labels[1]: systems[1]})
     hooks: tuple[SystemHooks, SystemHooks] = (
         system_hooks(systems[0], label=f"system {labels[0]!r}"),

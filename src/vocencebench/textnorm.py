@@ -366,6 +366,7 @@ def _letter_runs(text: str) -> str:
     return re.sub(r"(?<!\S)[a-z](?: [a-z])+(?!\S)", lambda m: m.group(0).replace(" ", ""), text)
 
 
+_HAS_CONTENT = re.compile(r"[^\W_]|[$%]")
 _VARIANTS = {"ok": "okay", "cannot": "can not", "alright": "all right", "percent": "%",
              "aeroplane": "airplane", "til": "until", "till": "until"}  # fmt: skip
 
@@ -406,6 +407,12 @@ POST_RULES: tuple[Rule, ...] = (
         "Runs of two or more single letters are joined into one token ('w w w' → 'www', "
         "'b a 249' → 'ba 249', 'a m' → 'am'), so spelled-out letters match acronyms.",
         _letter_runs,
+    ),
+    Rule(
+        "lone_marks",
+        "A token with no letter, digit, $ or % is dropped: Whisper's normaliser leaves a lone "
+        "'.' for a final '...' or '…', which counted as a word the reader never said.",
+        lambda s: " ".join(w for w in s.split() if _HAS_CONTENT.search(w)),
     ),
     Rule(
         "variants",

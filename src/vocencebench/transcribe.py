@@ -33,7 +33,7 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, Unpack, runtime_checkable
 from urllib.parse import urlsplit
@@ -47,10 +47,11 @@ from ._util.deps import installed_version, require
 from .constants import WER_THRESHOLD
 from .decide import gate
 from .errors import ConfigError, TranscriptionError, VocenceError
-from .textnorm import word_errors
+from .textnorm import normalize, word_errors
 
 if TYPE_CHECKING:
     from .audio import Audio, Clip
+    from .schema import Item
 
 __all__ = [
     "BUNDLED_WHISPER",
@@ -70,6 +71,7 @@ __all__ = [
     "recogniser_record",
     "recogniser_warning",
     "score_transcript",
+    "unscorable_scripts",
     "whisper_transcriber",
 ]
 
@@ -157,6 +159,13 @@ def score_transcript(
         engine=transcript.engine,
         threshold=threshold,
     )
+
+
+def unscorable_scripts(items: Iterable[Item]) -> list[str]:
+    """The ids of items whose script has no word left after WER normalisation ("Hmm. Uh,
+    hmm.", "Mm-hmm..."): the gate cannot score any clip of them, so a gated run refuses them
+    before anything is synthesised."""
+    return [it.id for it in items if not normalize(it.text)]
 
 
 def gate_status(transcriber: Transcriber | None, *, threshold: float = WER_THRESHOLD) -> tuple[
@@ -464,7 +473,7 @@ class OpenAITranscriber:
     ) -> None:
         from ._util.http import HttpClient, check_credentials, join_url
         from ._util.retry import RetryPolicy
-        from .redact import check_key, register_secret, register_url_secrets, safe_url
+        from .redact import check_key, redact, register_secret, register_url_secrets, safe_url
 
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -488,7 +497,12 @@ class OpenAITranscriber:
         self._api_key = api_key
         self.api_key_env = api_key_env
         host = parts.netloc.rpartition("@")[2]
-        self._engine = f"openai-compatible@{host}/{model}"
+        # The engine names the recogniser, and the transcript cache is keyed on it: two
+        # servers behind one host (/large/v1, /tiny/v1) must not share transcripts.
+        path = parts.path.rstrip("/")
+        path = redact(path[:-3] if path.endswith("/v1") else path, limit=None)
+        self._engine = (f"openai-compatible@{host}{path}#{model}" if path
+                        else f"openai-compatible@{host}/{model}")
         self._http = HttpClient(
             "transcription server", timeout_s=timeout,
             retry=RetryPolicy.doubling(max_retries, backoff),

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from ..errors import ConfigError, SynthesisError
+from ..redact import redact
 from .base import CLIP_MAX_BYTES, check_max_bytes, read_clip
 
 __all__ = ["CommandAdapter", "kill_running_commands"]
@@ -161,7 +162,9 @@ class CommandAdapter:
             raise ConfigError(f"command template {template!r} must contain {{out}}")
         self.timeout = timeout
         self.max_bytes = check_max_bytes(max_bytes)
-        self.system_id = name or f"cmd:{template}"
+        # The id is written into run.json, the reports and the cache: a key typed into the
+        # template is masked there (the command itself still gets the template as written).
+        self.system_id = name or f"cmd:{redact(template, limit=None)}"
 
     def __call__(self, text: str, instruction: str) -> bytes:
         with tempfile.TemporaryDirectory(prefix="vocence-cmd-") as tmp:

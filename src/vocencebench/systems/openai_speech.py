@@ -114,7 +114,8 @@ class OpenAISpeechAdapter:
             raise SynthesisError(f"{self.system_id}: HTTP {r.status} with an empty body "
                                  "(no audio)")
         ctype = r.headers.get("content-type", "")
-        if ctype.startswith(("application/json", "text/")):
+        media = ctype.split(";", 1)[0].strip().lower()  # media types are case-insensitive
+        if media.startswith("text/") or media == "application/json" or media.endswith("+json"):
             raise SynthesisError(f"{self.system_id}: HTTP {r.status} answered {ctype} instead "
                                  f"of audio: {redact(r.text, limit=200)}")
         return r.content

@@ -270,6 +270,36 @@ def test_openai_credentials_in_the_url_stay_out_of_the_engine() -> None:
     assert tr.engine == "openai-compatible@127.0.0.1:9/m"
 
 
+def test_two_servers_behind_one_host_are_two_engines() -> None:
+    """The engine keys the transcript cache: /large/v1 and /tiny/v1 on one host shared it."""
+    large = openai_transcriber("http://127.0.0.1:9/large/v1", "whisper-1")
+    tiny = openai_transcriber("http://127.0.0.1:9/tiny/v1", "whisper-1")
+    assert large.engine == "openai-compatible@127.0.0.1:9/large#whisper-1"
+    assert tiny.engine == "openai-compatible@127.0.0.1:9/tiny#whisper-1"
+    assert openai_transcriber("http://127.0.0.1:9/", "whisper-1").engine == \
+        openai_transcriber("http://127.0.0.1:9/v1", "whisper-1").engine == \
+        "openai-compatible@127.0.0.1:9/whisper-1"  # the usual URL keeps its old name
+
+
+def test_a_gated_run_refuses_a_script_the_gate_cannot_score_up_front() -> None:
+    """"Hmm. Uh, hmm." normalises to nothing: the run stopped mid-way with no item named."""
+    import dataclasses
+
+    import vocencebench as vb
+    from vocencebench.transcribe import unscorable_scripts
+
+    items = vb.load_benchmark("benchmark_v1")[:3]
+    items[1] = dataclasses.replace(items[1], text="Hmm. Uh, hmm.")
+    items[2] = dataclasses.replace(items[2], text="Mm-hmm...")
+    assert unscorable_scripts(items) == [items[1].id, items[2].id]
+    tr = openai_transcriber("http://127.0.0.1:9/v1", "whisper-1")  # never called
+    with pytest.raises(ConfigError, match=rf"2 item\(s\) have a script the intelligibility "
+                                          rf"gate cannot score.*{items[1].id}, {items[2].id}"):
+        vb.benchmark(items, vb.EspeakSystem("espeak-flat"), vb.EspeakSystem("espeak-follow"),
+                     transcriber=tr, labels=("a", "b"), workers=1, progress=False,
+                     canaries=False)
+
+
 def test_openai_config_errors() -> None:
     with pytest.raises(ConfigError):
         openai_transcriber("127.0.0.1:8000", "m")

@@ -65,6 +65,15 @@ def test_command_adapter_passes_arguments_verbatim_without_shell(tts_script: Pat
     assert system_id(adapter).startswith("cmd:")
 
 
+def test_a_key_typed_into_a_command_template_is_masked_in_its_id(tts_script: Path) -> None:
+    """The id goes into run.json, the reports and the cache: the key was there in full."""
+    key = "sk-proj-LITERALCANARY0123456789abcdef"
+    adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} --key {key} {{out}}")
+    assert key not in system_id(adapter) and key[:12] not in system_id(adapter)
+    assert "--key [REDACTED]" in system_id(adapter)
+    assert key in adapter.argv_template  # the command itself still gets it
+
+
 @pytest.mark.slow
 def test_command_adapter_errors(tts_script: Path) -> None:
     adapter = CommandAdapter(f"{sys.executable} {tts_script} {{text}} {{instruction}} {{out}}",

@@ -118,9 +118,13 @@ def test_a_malformed_request_is_fatal() -> None:
     [
         (audio_reply(b""), "empty body"),
         (Reply(body={"error": "quota"}), "instead of audio"),
+        (Reply(raw=b'{"error": "quota"}', content_type="Application/JSON"),
+         "answered Application/JSON instead of audio: .*quota"),
+        (Reply(raw=b'{"title": "overloaded"}', content_type="application/problem+json"),
+         "answered application/problem\\+json instead of audio: .*overloaded"),
         (audio_reply(b"\x00" * 20_000), "larger than"),
     ],
-    ids=["empty", "json-200", "over-cap"],
+    ids=["empty", "json-200", "json-200-capitalised", "problem-json-200", "over-cap"],
 )
 def test_no_audio_is_the_systems_failure(reply: Reply, match: str) -> None:
     with FakeJudgeServer("raw", lambda c: reply) as srv, \

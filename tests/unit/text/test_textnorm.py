@@ -10,6 +10,10 @@ from vocencebench.textnorm import POST_RULES, PRE_RULES, normalize, wer, word_er
 
 # (reference as written in a script, what an ASR engine may write for the same speech)
 EQUIVALENT: list[tuple[str, str]] = [
+    # a trailing ellipsis is punctuation, not a word (the normaliser left a lone ".")
+    ("I really do not know...", "I really do not know."),
+    ("The end…", "the end"),
+    ("Wait... what?", "wait what"),
     # currency
     ("$3.50", "three dollars fifty"),
     ("$3.50", "3.50 dollars"),
