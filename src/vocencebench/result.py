@@ -44,8 +44,8 @@ from .schema import (
     SCHEMA_VERSION,
     Decision,
     SampleScore,
-    check_schema_version,
     dumps_canonical,
+    read_versioned_file,
 )
 from .scores import decide_pairs, incomplete_summary, rule_mismatch
 from .traits import TRAITS, TraitRegistry
@@ -355,17 +355,12 @@ def load_run(directory: str | os.PathLike[str]) -> Head2Head:
     :data:`~vocencebench.schema.SCHEMA_VERSION` (the message names both versions).
     """
     path = Path(directory) / "run.json"
-    if not path.is_file():
-        raise ConfigError(f"{directory} is not a run directory: {path} is missing")
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or data.get("kind") != RUN_KIND:
-        raise ConfigError(f"{path} is not a vocencebench run record (no kind 'head2head'); "
-                          "point at a directory written by vocencebench run")
     # A record without a version is read as the current one, as every record is.
-    check_schema_version(data.get("schema_version", SCHEMA_VERSION), str(path))
+    data = read_versioned_file(
+        path, kind=RUN_KIND, unversioned=SCHEMA_VERSION,
+        missing=f"{directory} is not a run directory: {path} is missing",
+        foreign=f"{path} is not a vocencebench run record (no kind 'head2head'); point at a "
+                "directory written by vocencebench run")
     try:
         h = Head2Head.from_dict(data)
     except VocenceError as exc:

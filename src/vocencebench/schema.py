@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 from ._numbers import is_desirability, is_finite_number, is_real_number
@@ -30,6 +31,7 @@ __all__ = [
     "Verdict",
     "check_schema_version",
     "dumps_canonical",
+    "read_versioned_file",
 ]
 
 #: Bumped whenever a record's JSON form changes incompatibly.
@@ -67,6 +69,26 @@ def check_schema_version(version: object, where: str, *, reads: int = SCHEMA_VER
             "; point at a file written by vocencebench")
     raise ConfigError(f"{where} has {what} ({version!r}); this vocencebench "
                       f"{PACKAGE_VERSION} reads schema_version {reads}{hint}")
+
+
+def read_versioned_file(path: Path, *, kind: str, missing: str, foreign: str,
+                        reads: int = SCHEMA_VERSION, unversioned: object = None
+                        ) -> dict[str, Any]:
+    """The JSON object of a versioned record file (``run.json``, ``leaderboard.json``).
+
+    ConfigError ``missing`` when there is no such file, one naming it when it is not JSON
+    text, ``foreign`` when it is not an object of ``kind``, and :func:`check_schema_version`'s
+    when its ``schema_version`` is not ``reads`` (a file without one has ``unversioned``)."""
+    if not path.is_file():
+        raise ConfigError(missing)
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        raise ConfigError(foreign)
+    check_schema_version(data.get("schema_version", unversioned), str(path), reads=reads)
+    return data
 
 
 def _plain(value: Any) -> Any:

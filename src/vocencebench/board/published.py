@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ScoresError
-from ..schema import check_schema_version
+from ..schema import read_versioned_file
 from ..scores import read_scores
 from .ranking import Standings, pairs_from_table, rank
 from .run import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION
@@ -62,17 +62,11 @@ def read_board(directory: str | os.PathLike[str]) -> dict[str, Any]:
     message names both versions).
     """
     f = Path(directory) / "leaderboard.json"
-    if not f.is_file():
-        raise ConfigError(f"{directory} is not a leaderboard directory: {f} is missing")
-    try:
-        doc: Any = json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{f} is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("kind") != LEADERBOARD_KIND:
-        raise ConfigError(f"{f} is not a leaderboard file this vocencebench reads "
-                          f"(kind {LEADERBOARD_KIND!r}, schema_version "
-                          f"{LEADERBOARD_SCHEMA_VERSION})")
-    check_schema_version(doc.get("schema_version"), str(f), reads=LEADERBOARD_SCHEMA_VERSION)
+    doc = read_versioned_file(
+        f, kind=LEADERBOARD_KIND, reads=LEADERBOARD_SCHEMA_VERSION,
+        missing=f"{directory} is not a leaderboard directory: {f} is missing",
+        foreign=f"{f} is not a leaderboard file this vocencebench reads (kind "
+                f"{LEADERBOARD_KIND!r}, schema_version {LEADERBOARD_SCHEMA_VERSION})")
     problem = _shape_problem(doc, Path(directory))
     if problem is not None:
         raise ConfigError(f"{f} is not a complete leaderboard record: {problem}")
