@@ -166,7 +166,8 @@ def _clock(m: re.Match[str]) -> str:
 
 
 _OH_MARK = "ohinterjection"
-_NUM_BEFORE = re.compile(rf"\b{_NUM}[\s-]*$", re.IGNORECASE)
+# "two point oh" is a number too: the "oh" after "point" is a zero, not an interjection.
+_NUM_BEFORE = re.compile(rf"\b{_NUM}(?:\s+point)?[\s-]*$", re.IGNORECASE)
 _NUM_AFTER = re.compile(rf"^[\s-]*{_NUM}\b", re.IGNORECASE)
 
 
@@ -407,6 +408,13 @@ POST_RULES: tuple[Rule, ...] = (
         "Runs of two or more single letters are joined into one token ('w w w' → 'www', "
         "'b a 249' → 'ba 249', 'a m' → 'am'), so spelled-out letters match acronyms.",
         _letter_runs,
+    ),
+    Rule(
+        "zero_decimals",
+        "A number whose decimals are all zeros loses them ('2.0' → '2'), as the Whisper "
+        "normaliser already writes a script's '2.0': 'two point zero' and 'two point oh' "
+        "agree with it (a version such as '2.0.1' keeps its parts).",
+        _sub(r"(?<![\d.])(\d+)\.0+(?![\d.])", r"\1"),
     ),
     Rule(
         "lone_marks",

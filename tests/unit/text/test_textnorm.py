@@ -14,6 +14,11 @@ EQUIVALENT: list[tuple[str, str]] = [
     ("I really do not know...", "I really do not know."),
     ("The end…", "the end"),
     ("Wait... what?", "wait what"),
+    # zero decimals: the normaliser writes a script's "2.0" as 2, a reading as 2.0
+    ("Web 2.0 is here.", "web two point zero is here"),
+    ("Web 2.0.", "web two point oh"),
+    ("It weighs 1.05 kg.", "it weighs one point zero five kilograms"),
+    ("I have a point, oh well.", "i have a point oh well"),
     # currency
     ("$3.50", "three dollars fifty"),
     ("$3.50", "3.50 dollars"),
