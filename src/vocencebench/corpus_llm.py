@@ -127,6 +127,8 @@ class LLMCorpusWriter:
         if not (is_finite_number(self.timeout_s) and self.timeout_s > 0):
             raise ConfigError(f"timeout_s must be a positive number of seconds, got "
                               f"{self.timeout_s!r}")
+        if not (is_finite_number(self.temperature) and 0 <= self.temperature <= 2):
+            raise ConfigError(f"temperature must be a number in 0-2, got {self.temperature!r}")
         self._retry_policy()  # validates http_retries and backoff_s now, not at the first call
 
     def __repr__(self) -> str:

@@ -26,6 +26,7 @@ from ._numbers import is_whole_number
 from ._util.deps import require
 from ._util.procs import usable_cpus
 from .errors import ConfigError
+from .redact import redact, safe_url
 
 __all__ = [
     "DaskExecutor",
@@ -239,7 +240,14 @@ class DaskExecutor:
         if cluster is not None:
             self._client = Client(cluster)  # type: ignore[no-untyped-call]
         elif address:
-            self._client = Client(address)  # type: ignore[no-untyped-call]
+            if "@" in address.split("://", 1)[-1].split("/", 1)[0]:
+                raise ConfigError(f"a Dask scheduler address carries no credentials: "
+                                  f"{safe_url(address)!r} (use Dask's TLS security settings)")
+            try:
+                self._client = Client(address)  # type: ignore[no-untyped-call]
+            except (OSError, ValueError, TimeoutError) as exc:
+                raise ConfigError(f"cannot reach the Dask scheduler {safe_url(address)!r}: "
+                                  f"{redact(exc)}") from None
         else:
             # Dask's workers default to MALLOC_TRIM_THRESHOLD_=65536, which doubled task
             # time on small numpy work here; leave glibc's default.

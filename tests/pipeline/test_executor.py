@@ -51,3 +51,14 @@ def test_make_executor() -> None:
     exe.close()
     with pytest.raises(ConfigError, match="unknown executor 'ray'"):
         make_executor("ray")
+
+
+def test_a_bad_dask_address_is_one_config_error_without_its_credentials() -> None:
+    """Client(address) raised a bare ValueError (a traceback on the CLI), and printed the
+    password of a tcp://user:password@ address."""
+    pytest.importorskip("distributed")
+    with pytest.raises(ConfigError, match="carries no credentials") as err:
+        DaskExecutor("tcp://bob:hunter2pass@127.0.0.1:1")
+    assert "hunter2pass" not in str(err.value)
+    with pytest.raises(ConfigError, match="cannot reach the Dask scheduler 'nonsense'"):
+        DaskExecutor("nonsense")

@@ -79,6 +79,23 @@ __all__ = [
 
 log = logging.getLogger("vocencebench.http")
 
+
+class _RedactingFilter(logging.Filter):
+    """httpx logs each request's full URL at INFO: a key in its query (``?api_key=…``, which
+    a base URL may carry) must not reach a log line, so the message is redacted first."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message, limit=None)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+# Installed when the HTTP stack is first imported: httpx logs through this one logger.
+if not any(isinstance(f, _RedactingFilter) for f in logging.getLogger("httpx").filters):
+    logging.getLogger("httpx").addFilter(_RedactingFilter())
+
 _HINTS = {
     400: "the server refused the request as malformed",
     401: "check the API key",

@@ -269,6 +269,24 @@ def test_bad_settings_fail_before_any_call() -> None:
         LLMCorpusWriter(base_url="http://127.0.0.1:9/v1", model="m", http_retries=-1)
     with pytest.raises(ConfigError, match="timeout_s"):
         LLMCorpusWriter(base_url="http://127.0.0.1:9/v1", model="m", timeout_s=0)
+    for t in (float("nan"), "hot", 99, -0.5, True):  # NaN failed at the first call, unnamed
+        with pytest.raises(ConfigError, match="temperature must be a number in 0-2"):
+            LLMCorpusWriter(base_url="http://127.0.0.1:9/v1", model="m",
+                            temperature=t)  # type: ignore[arg-type]
+
+
+def test_a_key_in_the_url_never_reaches_the_http_librarys_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """httpx logs each request's full URL at INFO, query key and all."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="httpx")
+    with FakeJudgeServer("raw", _then_valid()) as srv:
+        writer = LLMCorpusWriter(base_url=f"{srv.url}/v1?api_key={_QKEY}", model="m")
+        writer.write(balanced_assignment(16, 3)[:1], sleep=lambda s: None)
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert lines and all(_QKEY not in x for x in lines), lines
+    assert any("/v1/chat/completions?api_key=[REDACTED]" in x for x in lines), lines
 
 
 def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
