@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._util.text import UNSAFE
 from ..errors import CorpusError
 from ..schema import Item
 from ..traits import TRAITS, TraitRegistry
@@ -66,7 +67,7 @@ MAX_ID_CHARS = 100
 RUN_BLOCKING_KINDS = frozenset({
     "empty-corpus", "too-many-items", "pin", "id", "duplicate-id", "trait-missing",
     "trait-value", "trait-unknown", "difficulty", "category", "empty", "too-long",
-    "trait-in-script",
+    "trait-in-script", "control",
 })
 #: Authoring rules that only ``vocencebench corpus check`` and :func:`freeze` enforce.
 AUTHORING_KINDS = frozenset({"brief", "tier", "duplicate-script", "opening-share"})
@@ -117,6 +118,7 @@ _CLAUSE = re.compile(r"\b(?:that|who|whom|whose|which|where|when|while|because|a
                      r"though|if|since|after|before|unless|until|once|whenever|wherever)\b",
                      re.IGNORECASE)
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_UNSAFE_CHAR = re.compile(UNSAFE)
 
 
 def _tier_problems(it: Item) -> list[Violation]:
@@ -204,6 +206,12 @@ def check_item(it: Item, *, registry: TraitRegistry = TRAITS,
                                  "too-long"))
         elif not value.strip():
             out.append(Violation(iid, name, "empty", "empty"))
+        elif (bad := _UNSAFE_CHAR.search(value)) is not None:
+            # An escape sequence, NUL or a right-to-left override would reach every system,
+            # judge prompt and terminal as it is (an LLM-written corpus can hold them).
+            out.append(Violation(iid, name, f"holds control or bidirectional character "
+                                            f"U+{ord(bad.group()):04X} at position "
+                                            f"{bad.start()}", "control"))
         else:
             continue
         if name == "text":

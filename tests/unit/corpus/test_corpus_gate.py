@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,6 +99,22 @@ def test_run_gate_refuses_what_corpus_check_rejects_one_line_per_kind(
     assert kinds == ["trait-missing", "trait-value", "trait-in-script", "id", "duplicate-id"]
     assert set(kinds) <= RUN_BLOCKING_KINDS
     assert all(good[k].id in str(err.value) for k in (1, 2, 3, 5))
+
+
+@pytest.mark.parametrize(("field", "value", "char"), [
+    ("text", "Turn left \x1b]0;pwned\x07 at the lights.", "U+001B at position 10"),
+    ("text", "Hold the line\x00 please.", "U+0000"),
+    ("instruction", "A calm voice \u202eesrever\u202c please.", "U+202E"),
+    ("text", "Two lines\nof script.", "U+000A"),
+])
+def test_control_and_bidirectional_characters_block_a_run(
+        shipped: list[Item], field: str, value: str, char: str) -> None:
+    """An LLM-written corpus froze ESC, NUL and U+202E into its items."""
+    item = replace(shipped[0], **{field: value})
+    with pytest.raises(CorpusError, match=rf"control \[blocks a run\]: .*{field} holds "
+                                          rf"control .*{re.escape(char)}"):
+        validate_corpus([item, *shipped[1:3]], source="mine.jsonl")
+    assert "control" in RUN_BLOCKING_KINDS
 
 
 def test_thousands_of_problems_give_one_line_per_kind(shipped: list[Item]) -> None:
