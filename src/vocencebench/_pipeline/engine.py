@@ -60,7 +60,7 @@ from ..probes.base import BatchedProbe, ProbeSuite, merge_results
 from ..schema import Item, ProbeResult
 from ..traits import TraitRegistry
 from ..transcribe import Transcriber
-from .records import OpenItem, Results, Side, analysis_keys, assemble, probe_part
+from .records import OpenItem, Results, Side, analysis_keys, assemble, probe_identity, probe_part
 from .stages import (
     BatchJob,
     ClipJob,
@@ -138,6 +138,7 @@ class Engine(EventLoop):
         self.hooks = hooks
         self.opt = options
         self.probes = probes
+        self._probe_identity = probe_identity(probes)
         self.transcriber = transcriber
         self.judge = judge
         self.store = store
@@ -368,7 +369,8 @@ class Engine(EventLoop):
         item = st.item
         side.clip = Clip.from_bytes(data, name=f"{self.opt.labels[s]}/{item.id}")
         side.sha = side.clip.sha256
-        side.keys = analysis_keys(item, side.sha, self.probes, self.transcriber)
+        side.keys = analysis_keys(item, side.sha, self.probes, self.transcriber,
+                                  identity=self._probe_identity)
         tkey, pkey = side.keys
         side.part = self.store.get_json("probes", pkey)
         if self.transcriber is not None:

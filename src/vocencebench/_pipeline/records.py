@@ -22,7 +22,8 @@ from ..result import PairList
 from ..schema import Item, ProbeResult, Verdict
 from ..transcribe import Transcriber, Transcript, score_transcript
 
-__all__ = ["OpenItem", "Results", "Side", "analysis_keys", "assemble", "probe_part"]
+__all__ = ["OpenItem", "Results", "Side", "analysis_keys", "assemble", "probe_identity",
+           "probe_part"]
 
 
 @dataclass
@@ -53,11 +54,20 @@ class OpenItem:
     judge_left: int = 0
 
 
+def probe_identity(probes: ProbeSuite | None) -> dict[str, Any]:
+    """The probe set's part of every probe key (:func:`~vocencebench.probes.base.
+    suite_identity`), computed once per run rather than once per clip."""
+    return suite_identity(probes) if probes else {"probes": []}
+
+
 def analysis_keys(item: Item, sha: str, probes: ProbeSuite | None,
-                   transcriber: Transcriber | None) -> tuple[str, str]:
+                  transcriber: Transcriber | None, *,
+                  identity: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """The transcript and probe cache keys of one clip; ``identity``:
+    :func:`probe_identity` of ``probes`` when the caller already has it."""
+    ident = probe_identity(probes) if identity is None else identity
     tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None)})
-    pkey = cache_key({"audio": sha, **(suite_identity(probes) if probes else {"probes": []}),
-                      "request": item.traits, "text": item.text})
+    pkey = cache_key({"audio": sha, **ident, "request": item.traits, "text": item.text})
     return tkey, pkey
 
 

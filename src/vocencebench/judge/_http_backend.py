@@ -201,7 +201,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         """Send ``request`` through the HTTP layer; see the module docstring."""
         self._raise_if_tripped()
         url, payload = self._url(), self._payload(request)
-        estimate, guess = self._meter.estimate(request), self._meter.guess(request)
+        guess = self._meter.guess(request)
+        estimate = self._meter.estimate(guess)
         self._meter.reserve(estimate)
         try:
             try:

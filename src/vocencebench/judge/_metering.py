@@ -64,11 +64,12 @@ class Meter:
             prompt_tokens=text_chars // 3 + audio, output_tokens=2048, audio_tokens=audio
         )
 
-    def estimate(self, request: JudgeRequest) -> float:
-        """A cautious cost projection for ``request`` (USD): never below the largest call."""
+    def estimate(self, guess: CallUsage) -> float:
+        """A cautious cost projection (USD) for a call of ``guess``'s tokens (:meth:`guess`):
+        never below the largest call so far."""
         if self.price is None:
             return 0.0
-        return max(self.price.cost(self.guess(request)), self._largest_call)
+        return max(self.price.cost(guess), self._largest_call)
 
     def reserve(self, amount: float) -> None:
         if self.spend_cap_usd is None:
