@@ -4,7 +4,9 @@ For each slot of a balanced assignment the model is asked for one JSON object
 ``{"instruction": ..., "text": ...}``. Every answer is validated with the same checker as a
 frozen corpus (:func:`vocencebench.corpus.check_item`, plus unique scripts); a rejected answer
 is retried with the checker's complaints quoted in the prompt, at most ``max_attempts`` times.
-The result is written with :func:`vocencebench.corpus.freeze`.
+The result is written with :func:`vocencebench.corpus.freeze`. Each accepted item is first
+saved to a checkpoint (:func:`checkpoint_path`), so a stopped call resumes without asking for
+(and paying for) an item twice.
 
 Because LLM wording is stochastic, the frozen file, not this generator, is the artifact.
 
@@ -26,6 +28,7 @@ redacted.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -44,7 +47,9 @@ from .corpus import (
     Assignment,
     balanced_assignment,
     check_item,
+    corpus_lines,
     freeze,
+    read_corpus,
     script_key,
 )
 from .errors import ConfigError, CorpusError
@@ -52,7 +57,9 @@ from .redact import check_key, redact, register_secret, register_url_secrets, sa
 from .schema import Item
 from .traits import TRAITS, TraitRegistry
 
-__all__ = ["LLMCorpusWriter", "generate_llm_corpus"]
+__all__ = ["LLMCorpusWriter", "checkpoint_path", "generate_llm_corpus"]
+
+log = logging.getLogger(__name__)
 
 _SYSTEM = """You write items for a benchmark of prompt-controllable text-to-speech.
 For the persona you are given, answer with ONE JSON object and nothing else:
@@ -248,17 +255,104 @@ class LLMCorpusWriter:
 
     def write(self, assignments: Sequence[Assignment], *,
               registry: TraitRegistry = TRAITS,
+              checkpoint: str | Path | None = None,
               transport: httpx.BaseTransport | None = None,
               sleep: Callable[[float], None] | None = None) -> list[Item]:
         """Validated items for every slot of ``assignments``, in order (``transport`` and
-        ``sleep`` as in :meth:`http_client`)."""
-        seen: set[str] = set()
+        ``sleep`` as in :meth:`http_client`).
+
+        With ``checkpoint`` (a JSONL file in the corpus format) each item is appended there,
+        flushed to disk, as soon as it is accepted, and the items already in that file are
+        taken as they are instead of being asked for again: a writer stopped by an error, a
+        quota or a kill resumes where it stopped. An item in the file must fit its slot of
+        ``assignments`` (same id, traits, difficulty and category) and pass the checker;
+        anything else is a CorpusError naming the file and the item."""
+        path = Path(checkpoint) if checkpoint is not None else None
+        done = _read_checkpoint(path, assignments, registry) if path is not None else {}
+        if done:
+            log.info("resuming from %s: %d of %d items were already written", path, len(done),
+                     len(assignments))
+        seen = {script_key(it.text) for it in done.values()}
+        items: list[Item] = []
         http = self.http_client(transport=transport, sleep=sleep)
         try:
-            return [self.write_item(http, a, seen=seen, registry=registry)
-                    for a in assignments]
+            for a in assignments:
+                item = done.get(a.id)
+                if item is None:
+                    try:
+                        item = self.write_item(http, a, seen=seen, registry=registry)
+                    except CorpusError as exc:
+                        if path is None:
+                            raise
+                        raise CorpusError(f"{exc}. {_kept(path, len(items))}") from None
+                    if path is not None:
+                        _append_item(path, item)
+                items.append(item)
+            return items
         finally:
             http.close()
+
+
+def checkpoint_path(path: str | Path) -> Path:
+    """Where :func:`generate_llm_corpus` keeps the items written so far for the corpus file
+    ``path``: ``FILE.partial.jsonl`` beside ``FILE.jsonl``."""
+    p = Path(path)
+    stem = p.stem if p.suffix == ".jsonl" else p.name
+    return p.with_name(stem + ".partial.jsonl")
+
+
+def _kept(path: Path, n: int) -> str:
+    return (f"The {n} item(s) accepted so far are kept in {path}: run the same call again "
+            "to resume (delete that file to start over)")
+
+
+def _append_item(path: Path, item: Item) -> None:
+    # One flushed, fsynced line per paid answer: a kill loses at most the item being asked.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", newline="\n") as f:
+        f.write(corpus_lines([item])[0] + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _read_checkpoint(path: Path, assignments: Sequence[Assignment],
+                     registry: TraitRegistry) -> dict[str, Item]:
+    """The items of a checkpoint file by id (empty when there is none), each checked
+    against its slot, the checker and the other scripts."""
+    if not path.exists():
+        return {}
+    raw = path.read_bytes()
+    if raw and not raw.endswith(b"\n"):
+        # The writer was stopped in the middle of a line: that item was never complete.
+        with path.open("r+b") as f:
+            f.truncate(raw.rfind(b"\n") + 1)
+        log.warning("%s: dropped an unfinished last line (the writer was stopped while "
+                    "saving an item)", path)
+    slots = {a.id: a for a in assignments}
+    done: dict[str, Item] = {}
+    seen: set[str] = set()
+    for item in read_corpus(path, verify=False):
+        where = f"{path}: item {item.id!r}"
+        slot = slots.get(item.id)
+        if slot is None or (item.traits, item.difficulty, item.category) != (
+                dict(slot.traits), slot.difficulty, slot.category):
+            raise CorpusError(f"{where} was written for another assignment (its id, traits, "
+                              "difficulty or category differ from this call's slot): rerun "
+                              "with the n, seed and registry that wrote it, or delete the "
+                              "file to start over")
+        if item.id in done:
+            raise CorpusError(f"{where} appears twice; remove one of the lines")
+        problems = check_item(item, registry=registry)
+        if problems:
+            raise CorpusError(f"{where} fails the checker ({problems[0].field}: "
+                              f"{problems[0].problem}); remove the line and it is asked again")
+        key = script_key(item.text)
+        if key in seen:
+            raise CorpusError(f"{where} repeats the script of an earlier item; remove the "
+                              "line and it is asked again")
+        seen.add(key)
+        done[item.id] = item
+    return done
 
 
 def generate_llm_corpus(
@@ -275,9 +369,21 @@ def generate_llm_corpus(
     timeout_s: float = 60.0,
 ) -> str:
     """Write ``n`` items for ``balanced_assignment(n, seed)`` with an LLM and freeze them at
-    ``path`` (canonical JSONL + ``.sha256``). Returns the SHA-256 pin (hex)."""
+    ``path`` (canonical JSONL + ``.sha256``). Returns the SHA-256 pin (hex).
+
+    Every accepted item is saved at once in :func:`checkpoint_path` (``FILE.partial.jsonl``);
+    a call that stops (an error, a spent quota, Ctrl-C, a kill) loses at most the item it was
+    asking for, and the same call again asks only for the rest. The checkpoint is deleted once
+    the corpus is frozen; it is kept when freezing refuses the items."""
     writer = LLMCorpusWriter.from_env(base_url=base_url, model=model, api_key=api_key,
                                       max_attempts=max_attempts, temperature=temperature,
                                       timeout_s=timeout_s)
-    items = writer.write(balanced_assignment(n, seed, registry=registry), registry=registry)
-    return freeze(items, path, registry=registry)
+    partial = checkpoint_path(path)
+    items = writer.write(balanced_assignment(n, seed, registry=registry), registry=registry,
+                         checkpoint=partial)
+    try:
+        digest = freeze(items, path, registry=registry)
+    except CorpusError as exc:
+        raise CorpusError(f"{exc} {_kept(partial, len(items))}") from None
+    partial.unlink(missing_ok=True)
+    return digest

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from judge_fakes import Call, FakeJudgeServer, Reply
-from vocencebench.corpus import balanced_assignment, load_benchmark
-from vocencebench.corpus_llm import LLMCorpusWriter, generate_llm_corpus
+from vocencebench.corpus import balanced_assignment, load_benchmark, read_corpus
+from vocencebench.corpus_llm import LLMCorpusWriter, checkpoint_path, generate_llm_corpus
 from vocencebench.errors import ConfigError, CorpusError
 
 KEY = "sk-test-secret-0123456789"
@@ -59,6 +59,8 @@ class _Server:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.fail_first_http = 0
+        #: Answer 401 (a fatal refusal) from this request on (1-based), when set.
+        self.refuse_from: int | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,6 +71,10 @@ class _Server:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append(body)
                 outer.headers.append(dict(self.headers))
+                if outer.refuse_from is not None and len(outer.requests) >= outer.refuse_from:
+                    self.send_response(401)
+                    self.end_headers()
+                    return
                 if outer.fail_first_http:
                     outer.fail_first_http -= 1
                     self.send_response(503)
@@ -301,3 +307,112 @@ def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
     w = LLMCorpusWriter.from_env()
     assert (w.base_url, w.model, w.api_key) == ("http://127.0.0.1:9/v1", "qwen", KEY)
     assert KEY not in repr(w)
+
+
+# -- checkpoint and resume: an item that was paid for is never asked for again ------------
+
+
+def test_a_stopped_writer_keeps_what_it_paid_for_and_resumes(server: _Server,
+                                                             tmp_path: Path) -> None:
+    out = tmp_path / "llm.jsonl"
+    partial = checkpoint_path(out)
+    assert partial == tmp_path / "llm.partial.jsonl"
+    server.refuse_from = 11  # 2 requests per item: items 1-5 are accepted, then a 401
+    with pytest.raises(CorpusError, match="resume") as err:
+        generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    assert str(partial) in str(err.value) and "5 item(s)" in str(err.value)
+    assert not out.exists()
+    kept = read_corpus(partial, verify=False)
+    slots = balanced_assignment(16, 5)
+    assert [it.id for it in kept] == [a.id for a in slots[:5]]
+
+    server.refuse_from = None
+    asked = len(server.requests)
+    digest = generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    assert len(server.requests) - asked == 2 * 11  # only the 11 missing items are asked
+    items = load_benchmark(out)
+    assert items[:5] == kept and [it.id for it in items] == [a.id for a in slots]
+    assert (tmp_path / "llm.sha256").read_text().startswith(digest)
+    assert not partial.exists()
+
+
+def test_a_line_cut_by_a_kill_is_dropped_and_asked_again(server: _Server,
+                                                         tmp_path: Path) -> None:
+    out = tmp_path / "llm.jsonl"
+    server.refuse_from = 7  # items 1-3 accepted
+    with pytest.raises(CorpusError):
+        generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    partial = checkpoint_path(out)
+    whole = partial.read_bytes()
+    partial.write_bytes(whole[:-40])  # the third line was being written when it was killed
+    server.refuse_from = None
+    asked = len(server.requests)
+    generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    assert len(server.requests) - asked == 2 * 14
+    first_two = [json.loads(line) for line in whole.decode().splitlines()[:2]]
+    assert [it.to_corpus_dict() for it in load_benchmark(out)[:2]] == first_two
+
+
+def _checkpoint_of(server: _Server, tmp_path: Path) -> Path:
+    out = tmp_path / "llm.jsonl"
+    server.refuse_from = 21  # items 1-10 accepted
+    with pytest.raises(CorpusError):
+        generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    server.refuse_from = None
+    return checkpoint_path(out)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _same_script_twice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with a later item given the script of an earlier one of its tier."""
+    tier = [(r["difficulty"], r["category"]) for r in rows]
+    j = next(j for j in range(1, len(rows)) if tier[j] in tier[:j])
+    i = tier.index(tier[j])
+    return [*rows[:j], {**rows[j], "text": rows[i]["text"]}, *rows[j + 1:]]
+
+
+def _other_pace(row: dict[str, Any]) -> dict[str, Any]:
+    pace = "fast" if row["traits"]["pace"] == "slow" else "slow"
+    return {**row, "traits": {**row["traits"], "pace": pace}}
+
+
+@pytest.mark.parametrize("seed, edit, says", [
+    (6, lambda rows: rows, "written for another assignment"),  # resumed with another seed
+    (5, lambda rows: [_other_pace(rows[0]), *rows[1:]], "written for another assignment"),
+    (5, lambda rows: [*rows, rows[0]], "appears twice"),
+    (5, lambda rows: [{**rows[0], "text": "I am so happy today!"}, *rows[1:]],
+     "fails the checker"),
+    (5, lambda rows: _same_script_twice(rows), "repeats the script"),
+])
+def test_a_checkpoint_that_does_not_fit_is_refused_before_any_call(
+        server: _Server, tmp_path: Path, seed: int, edit: Any, says: str) -> None:
+    partial = _checkpoint_of(server, tmp_path)
+    _write_lines(partial, edit(_lines(partial)))
+    asked = len(server.requests)
+    with pytest.raises(CorpusError, match=says) as err:
+        generate_llm_corpus(tmp_path / "llm.jsonl", 16, seed, base_url=server.url, model="m",
+                            api_key=KEY)
+    assert str(partial) in str(err.value)
+    assert len(server.requests) == asked  # nothing was asked, nothing was paid
+    assert partial.exists()
+
+
+def test_a_corpus_freeze_refuses_keeps_the_checkpoint(server: _Server, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import vocencebench.corpus_llm as corpus_llm
+
+    def refuse(items: Any, path: Any, **kw: Any) -> str:
+        raise CorpusError("refusing to freeze: 1 violation(s), e.g. an example.")
+
+    monkeypatch.setattr(corpus_llm, "freeze", refuse)
+    out = tmp_path / "llm.jsonl"
+    with pytest.raises(CorpusError, match="16 item\\(s\\) accepted so far are kept"):
+        generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    assert len(read_corpus(checkpoint_path(out), verify=False)) == 16
