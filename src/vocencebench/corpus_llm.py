@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +45,14 @@ from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
 from ._util.retry import RetryPolicy
 from .constants import CORPUS_SEED, CORPUS_SIZE
 from .corpus import (
+    MAX_OPENING_SHARE,
     Assignment,
     balanced_assignment,
     check_item,
     corpus_lines,
     freeze,
+    opening,
+    opening_limit,
     read_corpus,
     script_key,
 )
@@ -223,9 +227,14 @@ class LLMCorpusWriter:
         return obj
 
     def write_item(self, http: HttpClient, a: Assignment, *, seen: set[str],
-                   registry: TraitRegistry = TRAITS) -> Item:
+                   registry: TraitRegistry = TRAITS, openings: Counter[str] | None = None,
+                   max_openings: int | None = None) -> Item:
         """One validated item for slot ``a`` (sent through ``http``, see
-        :meth:`http_client`); ``seen`` holds script keys already used."""
+        :meth:`http_client`); ``seen`` holds script keys already used. With ``openings``
+        (how many accepted items begin with each four-word opening, see
+        :func:`vocencebench.corpus.opening`) and ``max_openings``, an instruction whose
+        opening already begins that many items is rejected like any other rule; both are
+        updated with the accepted item."""
         messages = [{"role": "system", "content": _SYSTEM},
                     {"role": "user", "content": self._persona(a)}]
         complaints: list[str] = []
@@ -243,8 +252,17 @@ class LLMCorpusWriter:
                               for v in check_item(item, registry=registry)]
                 if script_key(item.text) in seen:
                     complaints.append("text: this script is already used; write a new one")
+                start = opening(item.instruction)
+                if openings is not None and max_openings is not None and \
+                        openings[start] >= max_openings:
+                    complaints.append(
+                        f"instruction: the opening {start!r} already begins "
+                        f"{openings[start]} item(s), the most one four-word opening may begin "
+                        "in this corpus; start the instruction with other words")
                 if not complaints:
                     seen.add(script_key(item.text))
+                    if openings is not None:
+                        openings[start] += 1
                     return item
             messages = [*messages, {"role": "assistant", "content": answer},
                         {"role": "user", "content": "The validator rejected that item:\n- "
@@ -256,10 +274,16 @@ class LLMCorpusWriter:
     def write(self, assignments: Sequence[Assignment], *,
               registry: TraitRegistry = TRAITS,
               checkpoint: str | Path | None = None,
+              max_opening_share: float | None = MAX_OPENING_SHARE,
               transport: httpx.BaseTransport | None = None,
               sleep: Callable[[float], None] | None = None) -> list[Item]:
         """Validated items for every slot of ``assignments``, in order (``transport`` and
         ``sleep`` as in :meth:`http_client`).
+
+        ``max_opening_share`` (a fraction; None for no limit) is the opening-variety rule of
+        ``vocencebench corpus check``: at most ⌊share × n⌋ items (at least 1) may begin with
+        one four-word opening, so an answer that would pass the limit is sent back with that
+        complaint, and the corpus can be frozen under the same rule.
 
         With ``checkpoint`` (a JSONL file in the corpus format) each item is appended there,
         flushed to disk, as soon as it is accepted, and the items already in that file are
@@ -272,7 +296,14 @@ class LLMCorpusWriter:
         if done:
             log.info("resuming from %s: %d of %d items were already written", path, len(done),
                      len(assignments))
+        if max_opening_share is not None and not (
+                is_finite_number(max_opening_share) and 0 < max_opening_share <= 1):
+            raise ConfigError(f"max_opening_share must be a fraction in (0, 1] or None, got "
+                              f"{max_opening_share!r}")
         seen = {script_key(it.text) for it in done.values()}
+        openings = Counter(opening(it.instruction) for it in done.values())
+        cap = (None if max_opening_share is None
+               else opening_limit(len(assignments), max_opening_share))
         items: list[Item] = []
         http = self.http_client(transport=transport, sleep=sleep)
         try:
@@ -280,7 +311,8 @@ class LLMCorpusWriter:
                 item = done.get(a.id)
                 if item is None:
                     try:
-                        item = self.write_item(http, a, seen=seen, registry=registry)
+                        item = self.write_item(http, a, seen=seen, registry=registry,
+                                               openings=openings, max_openings=cap)
                     except CorpusError as exc:
                         if path is None:
                             raise
@@ -367,9 +399,14 @@ def generate_llm_corpus(
     max_attempts: int = 4,
     temperature: float = 0.8,
     timeout_s: float = 60.0,
+    max_opening_share: float | None = MAX_OPENING_SHARE,
 ) -> str:
     """Write ``n`` items for ``balanced_assignment(n, seed)`` with an LLM and freeze them at
     ``path`` (canonical JSONL + ``.sha256``). Returns the SHA-256 pin (hex).
+
+    The items are asked for and frozen under ``vocencebench corpus check``'s rules, the
+    opening variety (``max_opening_share``, see :meth:`LLMCorpusWriter.write`) included, so
+    the frozen file passes that check.
 
     Every accepted item is saved at once in :func:`checkpoint_path` (``FILE.partial.jsonl``);
     a call that stops (an error, a spent quota, Ctrl-C, a kill) loses at most the item it was
@@ -380,9 +417,9 @@ def generate_llm_corpus(
                                       timeout_s=timeout_s)
     partial = checkpoint_path(path)
     items = writer.write(balanced_assignment(n, seed, registry=registry), registry=registry,
-                         checkpoint=partial)
+                         checkpoint=partial, max_opening_share=max_opening_share)
     try:
-        digest = freeze(items, path, registry=registry)
+        digest = freeze(items, path, registry=registry, max_opening_share=max_opening_share)
     except CorpusError as exc:
         raise CorpusError(f"{exc} {_kept(partial, len(items))}") from None
     partial.unlink(missing_ok=True)

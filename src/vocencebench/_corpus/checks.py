@@ -39,6 +39,7 @@ __all__ = [
     "freeze",
     "load_corpus",
     "opening",
+    "opening_limit",
     "script_key",
     "summarize_violations",
     "validate_corpus",
@@ -109,6 +110,12 @@ def opening(instruction: str, n: int = 4) -> str:
     word)."""
     words = [_EDGE_PUNCT.sub("", w) for w in instruction.lower().split()]
     return " ".join([w for w in words if w][:n])
+
+
+def opening_limit(n_items: int, max_share: float) -> int:
+    """How many of ``n_items`` may share one four-word opening under ``max_share`` (a
+    fraction): ⌊share × n⌋, at least 1."""
+    return max(1, math.floor(max_share * n_items))
 
 
 _URLISH = re.compile(r"(?:\w[\w.-]*@\w[\w-]*\.\w+|(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|"
@@ -312,7 +319,7 @@ def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
         else:
             seen_text.setdefault(key, _shown_id(it.id))
     if authoring and max_opening_share is not None:
-        limit = max(1, math.floor(max_opening_share * len(items)))
+        limit = opening_limit(len(items), max_opening_share)
         openings = [opening(it.instruction[:MAX_INSTRUCTION_CHARS]) for it in items]
         counts = Counter(openings)
         for it, o in zip(items, openings, strict=True):
@@ -372,13 +379,14 @@ def validate_corpus(items: Iterable[Item], *, registry: TraitRegistry = TRAITS,
 
 
 def freeze(items: Sequence[Item], path: str | Path, *,
-           registry: TraitRegistry = TRAITS) -> str:
+           registry: TraitRegistry = TRAITS, max_opening_share: float | None = None) -> str:
     """Validate ``items`` with :func:`check_corpus`, then :func:`write_corpus` them.
 
-    Refuses (CorpusError listing the first violations) to freeze an invalid corpus.
-    Returns the SHA-256 pin (hex).
+    Refuses (CorpusError listing the first violations) to freeze an invalid corpus. With
+    ``max_opening_share`` the opening-variety rule of ``vocencebench corpus check`` applies
+    too (see :func:`check_corpus`). Returns the SHA-256 pin (hex).
     """
-    problems = check_corpus(items, registry=registry)
+    problems = check_corpus(items, registry=registry, max_opening_share=max_opening_share)
     if problems:
         head = "; ".join(str(v) for v in problems[:5])
         raise CorpusError(f"refusing to freeze: {len(problems)} violation(s), e.g. {head}. "

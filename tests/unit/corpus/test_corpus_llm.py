@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 
 from judge_fakes import Call, FakeJudgeServer, Reply
-from vocencebench.corpus import balanced_assignment, load_benchmark, read_corpus
+from vocencebench.corpus import (
+    MAX_OPENING_SHARE,
+    balanced_assignment,
+    check_corpus,
+    freeze,
+    generate_template_corpus,
+    load_benchmark,
+    read_corpus,
+)
 from vocencebench.corpus_llm import LLMCorpusWriter, checkpoint_path, generate_llm_corpus
 from vocencebench.errors import ConfigError, CorpusError
 
@@ -36,14 +44,20 @@ _TEXT = {
 }
 
 
-def _good(persona: str, k: int) -> dict[str, str]:
+#: A name per answer, to open each instruction differently ("Bado, voice a ..."), as a model
+#: asked for a varied corpus does; the opening-variety rule is tested on its own below.
+_CUE = [c + v for c in "BCDFGHJKLMNPRSTVZ" for v in ("ado", "ela", "imo", "uno", "ery")]
+
+
+def _good(persona: str, k: int, *, cue: bool = True) -> dict[str, str]:
     t = dict(re.findall(r"(\w+)=([\w]+)", persona))
     young = int(t["age"]) < 18
     noun = ("boy" if young else "man") if t["gender"] == "male" else (
         "girl" if young else "woman")
     emo = "emotionally neutral" if t["emotion"] == "neutral" else (
         "disgusted" if t["emotion"] == "disgust" else t["emotion"])
-    instruction = (f"Voice a {t['age']}-year-old {noun} with a {t['accent']} accent, {emo}, "
+    lead = f"{_CUE[k % len(_CUE)]}, voice" if cue else "Voice"
+    instruction = (f"{lead} a {t['age']}-year-old {noun} with a {t['accent']} accent, {emo}, "
                    f"speaking {_PACE[t['pace']]}, {_LOUD[t['loudness']]}, "
                    f"{_PITCH[t['pitch']]}, in a {t['tone']} tone.")
     d = int(t["difficulty"])
@@ -61,6 +75,9 @@ class _Server:
         self.fail_first_http = 0
         #: Answer 401 (a fatal refusal) from this request on (1-based), when set.
         self.refuse_from: int | None = None
+        #: Open every valid instruction with "Voice a <age>-year-old <noun>" unless the last
+        #: complaint asked for another opening.
+        self.plain_openings = False
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -86,7 +103,10 @@ class _Server:
                 if len(msgs) == 2:
                     answer = json.dumps({"instruction": "A voice.", "text": "I am so happy!"})
                 else:
-                    answer = "```json\n" + json.dumps(_good(persona, k)) + "\n```"
+                    asked_to_vary = "start the instruction with other words" in msgs[-1][
+                        "content"]
+                    cue = asked_to_vary or not outer.plain_openings
+                    answer = "```json\n" + json.dumps(_good(persona, k, cue=cue)) + "\n```"
                 out = json.dumps({"choices": [{"message": {"role": "assistant",
                                                            "content": answer}}]}).encode()
                 self.send_response(200)
@@ -416,3 +436,48 @@ def test_a_corpus_freeze_refuses_keeps_the_checkpoint(server: _Server, tmp_path:
     with pytest.raises(CorpusError, match="16 item\\(s\\) accepted so far are kept"):
         generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
     assert len(read_corpus(checkpoint_path(out), verify=False)) == 16
+
+
+# -- the opening-variety rule of `corpus check`, applied while writing and freezing -------
+
+
+def test_the_writer_asks_for_another_opening_and_freezes_what_corpus_check_passes(
+        server: _Server, tmp_path: Path) -> None:
+    server.plain_openings = True  # a formulaic model: "Voice a 34-year-old man ..." each time
+    out = tmp_path / "llm.jsonl"
+    generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY)
+    items = load_benchmark(out)
+    assert check_corpus(items, max_opening_share=MAX_OPENING_SHARE) == []
+    sent_back = [m["content"] for r in server.requests for m in r["messages"]
+                 if m["role"] == "user" and "four-word opening" in m["content"]]
+    assert sent_back, "a repeated opening was never sent back"
+    assert "already begins 1 item(s)" in sent_back[0]
+
+
+def test_without_the_opening_rule_repeated_openings_are_kept(server: _Server,
+                                                             tmp_path: Path) -> None:
+    server.plain_openings = True
+    out = tmp_path / "llm.jsonl"
+    generate_llm_corpus(out, 16, 5, base_url=server.url, model="m", api_key=KEY,
+                        max_opening_share=None)
+    items = load_benchmark(out)
+    assert check_corpus(items) == []
+    assert check_corpus(items, max_opening_share=MAX_OPENING_SHARE) != []
+    assert len(server.requests) == 32  # one rejected answer per item, no opening complaint
+
+
+@pytest.mark.parametrize("share", [0.0, -0.1, 1.5, float("nan")])
+def test_a_bad_opening_share_is_refused_before_any_call(server: _Server, tmp_path: Path,
+                                                       share: float) -> None:
+    with pytest.raises(ConfigError, match="max_opening_share"):
+        generate_llm_corpus(tmp_path / "c.jsonl", 16, 5, base_url=server.url, model="m",
+                            api_key=KEY, max_opening_share=share)
+    assert server.requests == []
+
+
+def test_freeze_applies_the_opening_rule_when_asked(tmp_path: Path) -> None:
+    items = generate_template_corpus(40, 3)  # three instruction frames: formulaic openings
+    freeze(items, tmp_path / "t.jsonl")
+    with pytest.raises(CorpusError, match="opening"):
+        freeze(items, tmp_path / "u.jsonl", max_opening_share=MAX_OPENING_SHARE)
+    assert not (tmp_path / "u.jsonl").exists()
