@@ -20,6 +20,10 @@ it:
 * **On SIGTERM, SIGHUP or SIGINT** (the caller's timeout and interrupt send SIGTERM): the
   same.
 
+* **Its stderr is bounded**: the command writes into a pipe that the guard drains as it
+  runs, keeping only the last :data:`STDERR_KEEP_BYTES`, which it writes to its own stderr
+  (the caller's file) once the command is over. A command that floods stderr fills no disk.
+
 The guard exits with the command's status (a command killed by signal N ends the guard by
 signal N). What no guard can stop: a process that is no descendant (a command that asks
 another service — ``systemd-run``, ``at``, a container daemon, ``ssh`` — to start one), and,
@@ -42,6 +46,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 _MAX_ROUNDS = 10_000
 #: Seconds a round waits for a killed child to be reaped before looking again.
 _ROUND_S = 0.002
+#: Bytes of the end of the command's stderr that are kept (the caller shows its last lines).
+STDERR_KEEP_BYTES = 65_536
 
 _subreaper = False
 
@@ -113,6 +119,49 @@ def _kill_group(signum: int = 0, frame: FrameType | None = None) -> None:
     os._exit(128 + signal.SIGKILL)  # pragma: no cover - not reached
 
 
+class _Tail:
+    """The last :data:`STDERR_KEEP_BYTES` of what the command writes to the pipe ``fd``."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = fd
+        self.kept = bytearray()
+
+    def fds(self) -> list[int]:
+        return [] if self.fd is None else [self.fd]
+
+    def read(self) -> bool:
+        """Take what the pipe holds now; False when nothing more can come (or nothing is
+        there without waiting)."""
+        if self.fd is None:
+            return False
+        try:
+            chunk = os.read(self.fd, 65_536)
+        except BlockingIOError:
+            return False
+        if not chunk:  # every writer has closed it
+            os.close(self.fd)
+            self.fd = None
+            return False
+        self.kept += chunk
+        if len(self.kept) > 2 * STDERR_KEEP_BYTES:
+            del self.kept[:-STDERR_KEEP_BYTES]
+        return True
+
+    def finish(self) -> None:
+        """Drain what is left without waiting (a process that escaped the guard may hold
+        the pipe open) and write the kept end to this process's stderr."""
+        if self.fd is not None:
+            os.set_blocking(self.fd, False)
+            while self.read():
+                pass
+        data = bytes(self.kept[-STDERR_KEEP_BYTES:])
+        while data:
+            try:
+                data = data[os.write(2, data):]
+            except OSError:  # pragma: no cover - nowhere to write it
+                return
+
+
 def main(argv: list[str]) -> int:
     global _subreaper
     if len(argv) < 3 or argv[1] != "--":
@@ -129,16 +178,22 @@ def main(argv: list[str]) -> int:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         for sig in (*_STOP, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         os.close(lifeline)
+        os.dup2(err_w, 2)
+        os.close(err_r)
+        os.close(err_w)
         try:
             os.execvp(cmd[0], cmd)
         except OSError as exc:
             os.write(2, f"cannot run {cmd[0]}: {exc.strerror or exc}\n".encode())
         os._exit(127)
+    os.close(err_w)
+    tail = _Tail(err_r)
     status: int | None = None
     while status is None:
         # Reap whatever has ended (orphans handed to the subreaper too, so none lingers as
@@ -154,15 +209,18 @@ def main(argv: list[str]) -> int:
                 status = st
         if status is not None:
             break
-        ready, _, _ = select.select([lifeline, wake_r], [], [])
+        ready, _, _ = select.select([lifeline, wake_r, *tail.fds()], [], [])
         if lifeline in ready and not os.read(lifeline, 1):
             _kill_group()  # the caller is gone
         if wake_r in ready:
             os.read(wake_r, 512)
+        if err_r in ready:
+            tail.read()
     # The command is over: nothing it started may outlive it.
     for sig in _STOP:  # from here the guard finishes its own clean-up
         signal.signal(sig, signal.SIG_IGN)
     _end_descendants()
+    tail.finish()
     code = os.waitstatus_to_exitcode(status)
     if code < 0:  # end the same way, so the caller sees the signal
         with contextlib.suppress(OSError, ValueError):  # SIGKILL keeps its default anyway

@@ -232,3 +232,37 @@ def test_model_adapters_name_their_extra_when_missing(monkeypatch: pytest.Monkey
         Qwen3TTSAdapter("/x")("a", "b")
     with pytest.raises(MissingDependencyError, match=r"vocencebench\[parler\]"):
         ParlerTTSAdapter("/x")("a", "b")
+
+
+# A command that floods stderr (20 MB), says why it fails last, and before it exits records
+# how large the file behind its stderr has grown in the adapter's temp directory.
+_FLOOD = """
+import glob, os, sys
+chunk = b"x" * 65536 + b"\\n"
+for _ in range(305):
+    os.write(2, chunk)
+os.write(2, b"the real reason\\n")
+sizes = [os.path.getsize(p) for p in glob.glob(os.path.join(sys.argv[1], "vocence-cmd-*", "*"))]
+open(sys.argv[2], "w").write(str(max(sizes, default=0)))
+sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the guard is POSIX")
+def test_a_command_flooding_stderr_fills_no_disk_and_its_last_line_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from vocencebench.systems._cmdguard import STDERR_KEEP_BYTES
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    script, size = tmp_path / "flood.py", tmp_path / "size.txt"
+    script.write_text(_FLOOD)
+    adapter = CommandAdapter(f"{sys.executable} {script} {temp} {size} {{out}}")
+    with pytest.raises(SynthesisError, match=r"exited 3: .*the real reason"):
+        adapter("Hello.", "calm")
+    # The command wrote 20 MB to stderr; nothing of it was on disk while it ran (the guard
+    # keeps the last 64 KiB in memory and writes them when the command is over).
+    assert int(size.read_text()) <= STDERR_KEEP_BYTES
