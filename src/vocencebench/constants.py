@@ -193,6 +193,19 @@ AGREE_CI: Final = 0.95
 #: this from it (the scores were edited).
 COMPOSITE_TOLERANCE: Final = 1e-9
 
+# -- scale-out (vocencebench.executor.DaskExecutor, docs/scale-out.md)
+
+#: Seconds a Dask run waits while units are pending and the cluster has no worker able to run
+#: them (all workers lost, none started yet, the scheduler unreachable) before it stops with
+#: an error saying so; finished work is in the cache and the same command resumes. Long
+#: enough for a restarted worker or a batch queue's first job; ``no_workers_timeout=None``
+#: waits for ever.
+DASK_NO_WORKERS_TIMEOUT_S: Final = 300.0
+#: Seconds between two looks at the cluster's workers while units are pending.
+DASK_WORKER_POLL_S: Final = 1.0
+#: Seconds between two warnings while a run waits for workers.
+DASK_NO_WORKERS_WARN_S: Final = 30.0
+
 # -- exit statuses of the command line and of ``vb.redteam`` (docs/cli.md, "Exit status")
 
 #: Success: for ``run`` and ``demo`` a tie too (a verdict is a result, not an error); for the

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from ._numbers import is_whole_number
+from ._numbers import is_finite_number, is_whole_number
 from ._util.deps import require
 from ._util.procs import usable_cpus
+from .constants import DASK_NO_WORKERS_TIMEOUT_S
 from .errors import ConfigError
 from .redact import redact, safe_url
 
@@ -218,6 +219,12 @@ class DaskExecutor:
     ``address`` is a scheduler (``tcp://host:8786``); without it a ``LocalCluster`` of
     ``workers`` processes is started on 127.0.0.1 (no dashboard). A dask-jobqueue cluster
     object (Slurm/PBS) can be passed as ``cluster``. Needs the ``dask`` extra.
+
+    ``no_workers_timeout`` (seconds; default ``DASK_NO_WORKERS_TIMEOUT_S``, None: wait for
+    ever) bounds how long units wait while the cluster has no worker that can run them
+    (every worker lost, none started yet, the scheduler gone): the run then stops with one
+    error naming the cluster, and finished work stays in the cache for the rerun. A
+    batch-queue cluster whose first job may queue for longer needs a larger value.
     """
 
     name = "dask"
@@ -229,7 +236,14 @@ class DaskExecutor:
         workers: int | None = None,
         cluster: Any = None,
         resources: dict[str, float] | None = None,
+        no_workers_timeout: float | None = DASK_NO_WORKERS_TIMEOUT_S,
     ) -> None:
+        from ._pipeline.dask import WorkerWatch
+
+        if no_workers_timeout is not None and not (
+                is_finite_number(no_workers_timeout) and no_workers_timeout > 0):
+            raise ConfigError(f"no_workers_timeout must be a number of seconds > 0 (or None "
+                              f"to wait for ever), got {no_workers_timeout!r}")
         need = ("the Dask executor", "dask")
         dask = require("dask", *need, package="dask[distributed]")
         distributed = require("distributed", *need, package="dask[distributed]")
@@ -238,17 +252,22 @@ class DaskExecutor:
         self._resources = resources
         self._own_cluster = None
         if cluster is not None:
+            address_of = getattr(cluster, "scheduler_address", None)
+            where = type(cluster).__name__ + (f" at {safe_url(address_of)}"
+                                              if isinstance(address_of, str) else "")
             self._client = Client(cluster)  # type: ignore[no-untyped-call]
         elif address:
             if "@" in address.split("://", 1)[-1].split("/", 1)[0]:
                 raise ConfigError(f"a Dask scheduler address carries no credentials: "
                                   f"{safe_url(address)!r} (use Dask's TLS security settings)")
+            where = safe_url(address)
             try:
                 self._client = Client(address)  # type: ignore[no-untyped-call]
             except (OSError, ValueError, TimeoutError) as exc:
                 raise ConfigError(f"cannot reach the Dask scheduler {safe_url(address)!r}: "
                                   f"{redact(exc)}") from None
         else:
+            where = "LocalCluster on 127.0.0.1"
             # Dask's workers default to MALLOC_TRIM_THRESHOLD_=65536, which doubled task
             # time on small numpy work here; leave glibc's default.
             dask.config.set(
@@ -259,20 +278,27 @@ class DaskExecutor:
                 host="127.0.0.1", dashboard_address=None,
             )
             self._client = Client(self._own_cluster)  # type: ignore[no-untyped-call]
+        self._watch = WorkerWatch(self._client, where=where,
+                                  timeout_s=None if no_workers_timeout is None
+                                  else float(no_workers_timeout))
 
     def map_unordered(
         self, fn: Callable[[T], R], items: Iterable[T], *, max_in_flight: int | None = None
     ) -> Iterator[tuple[int, R]]:
-        from distributed import as_completed
+        from concurrent.futures import as_completed
 
-        indexed = list(enumerate(items))
-        futures = [
-            self._client.submit(fn, item, pure=False, resources=self._resources, key=None)
-            for _, item in indexed
-        ]
-        index_of = {f.key: i for f, (i, _) in zip(futures, indexed, strict=True)}
-        for fut in as_completed(futures):  # type: ignore[no-untyped-call]
-            yield index_of[fut.key], fut.result()
+        futures = {self.submit(fn, item): i for i, item in enumerate(items)}
+        try:
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        finally:  # a caller that stops early (or an error) leaves nothing running
+            for fut in futures:
+                fut.cancel()
+
+    @property
+    def watch(self) -> Any:
+        """The :class:`~vocencebench._pipeline.dask.WorkerWatch` of this cluster."""
+        return self._watch
 
     @property
     def client(self) -> Any:
@@ -285,9 +311,11 @@ class DaskExecutor:
         mid-unit makes Dask run it again elsewhere."""
         from ._pipeline.dask import submit
 
-        return submit(self._client, fn, item, resources=resources or self._resources)
+        return submit(self._client, fn, item, resources=resources or self._resources,
+                      watch=self._watch)
 
     def close(self) -> None:
+        self._watch.close()
         self._client.close()  # type: ignore[no-untyped-call]
         if self._own_cluster is not None:
             self._own_cluster.close()  # type: ignore[no-untyped-call]

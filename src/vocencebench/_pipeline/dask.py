@@ -17,14 +17,32 @@ judge and I/O-bound synthesis (HTTP APIs, command lines) stay in the client.
 A worker that dies mid-run loses only its in-flight units: the scheduler runs them again on
 another worker, and since every unit is a pure function of its job, the scores are the
 same bytes as a local run.
+
+A cluster left with **no worker** that can run the pending units (every worker lost, none
+started, the scheduler gone) would make Dask wait for ever; :class:`WorkerWatch` warns every
+``DASK_NO_WORKERS_WARN_S`` and, after ``no_workers_timeout`` seconds, fails the waiting units
+with one fatal :class:`~vocencebench.errors.ServiceError` naming the cluster, so the run
+stops as INCOMPLETE with that reason. A unit the cluster cancels (the client lost its
+scheduler) fails the same way, as the instrument's failure, never the system's. Finished
+work is in the cache: the same command resumes.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future
+import contextlib
+import logging
+import threading
+import time
+from concurrent.futures import CancelledError, Future, InvalidStateError
 from typing import Any, TypeVar
 
-__all__ = ["DaskPlan", "submit"]
+from ..constants import DASK_NO_WORKERS_WARN_S, DASK_WORKER_POLL_S
+from ..errors import ServiceError
+from ..redact import redact
+
+__all__ = ["DaskPlan", "WorkerWatch", "submit"]
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -33,30 +51,164 @@ R = TypeVar("R")
 GPU_RESOURCE = "GPU"
 
 
-def submit(client: Any, fn: Any, item: Any, *, resources: dict[str, float] | None = None
-           ) -> Future[Any]:
+def _settle(out: Future[Any], *, result: Any = None, error: BaseException | None = None
+            ) -> None:
+    """Complete ``out`` unless it is already done (cancelled by the run, failed by the watch)."""
+    if out.done():
+        return
+    try:
+        if error is not None:
+            out.set_exception(error)
+        else:
+            out.set_result(result)
+    except InvalidStateError:  # completed meanwhile by the other side
+        pass
+
+
+class WorkerWatch:
+    """Fails the pending units of a cluster that has had no worker able to run them for
+    ``timeout_s`` seconds (see the module docstring); ``timeout_s=None`` never does.
+
+    ``where`` names the cluster in messages (a scheduler address without credentials).
+    ``poll_s`` and ``warn_s`` are seconds between two looks and two warnings.
+    """
+
+    def __init__(self, client: Any, *, where: str, timeout_s: float | None,
+                 poll_s: float = DASK_WORKER_POLL_S, warn_s: float = DASK_NO_WORKERS_WARN_S
+                 ) -> None:
+        self._client = client
+        self.where = where
+        self.timeout_s = timeout_s
+        self._poll_s = poll_s
+        self._warn_s = warn_s
+        self._lock = threading.Lock()
+        self._pending: dict[Future[Any], tuple[Any, dict[str, float]]] = {}
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def track(self, out: Future[Any], dfut: Any, resources: dict[str, float] | None) -> None:
+        """Watch ``out`` (the caller's future of the Dask future ``dfut``) until it is done."""
+        if self.timeout_s is None:
+            return
+        with self._lock:
+            self._pending[out] = (dfut, dict(resources or {}))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="vocencebench-dask-watch")
+                self._thread.start()
+        out.add_done_callback(self._forget)
+
+    def _forget(self, out: Future[Any]) -> None:
+        with self._lock:
+            self._pending.pop(out, None)
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10 * self._poll_s)
+
+    def _workers(self) -> list[dict[str, float]] | None:
+        """The resources of each worker the scheduler knows; None when it cannot answer."""
+        try:
+            info = self._client.scheduler_info(n_workers=-1)
+            return [dict(w.get("resources") or {}) for w in info.get("workers", {}).values()]
+        except Exception:  # the scheduler is gone or not answering: no worker can run
+            return None
+
+    def _run(self) -> None:
+        since: float | None = None
+        warned = 0.0
+        while not self._closed.wait(self._poll_s):
+            with self._lock:
+                waiting = [(o, d, r) for o, (d, r) in self._pending.items() if not o.done()]
+            if not waiting:
+                since = None
+                continue
+            workers = self._workers()
+            stuck = [(o, d, r) for o, d, r in waiting
+                     if workers is None or not any(_fits(w, r) for w in workers)]
+            now = time.monotonic()
+            if not stuck:
+                if since is not None:
+                    log.warning("the Dask cluster %s has workers again; the run goes on",
+                                self.where)
+                since = None
+                continue
+            if since is None:
+                since = warned = now
+                continue
+            assert self.timeout_s is not None
+            if now - since >= self.timeout_s:
+                self._fail(stuck)
+                since = None
+            elif now - warned >= self._warn_s:
+                warned = now
+                log.warning("the Dask cluster %s has had no worker for %d s: %d unit(s) wait; "
+                            "the run stops after %g s without one", self.where,
+                            int(now - since), len(stuck), self.timeout_s)
+
+    def _fail(self, stuck: list[tuple[Future[Any], Any, dict[str, float]]]) -> None:
+        wanted = sorted({f"{k}={v:g}" for _, _, r in stuck for k, v in r.items()})
+        asking = f", asking for {' and '.join(wanted)}" if wanted else ""
+        err = ServiceError(
+            f"the Dask cluster {self.where} has had no worker that can run the run's units "
+            f"for {self.timeout_s:g} s ({len(stuck)} unit(s) waiting{asking}: every worker "
+            f"lost, none started, or the scheduler gone); the run stops here. Finished work is in "
+            f"the cache: run the same command again once the cluster has workers and it "
+            f"resumes (DaskExecutor(no_workers_timeout=) waits longer)", fatal=True)
+        log.error("%s", err)
+        for out, dfut, _ in stuck:
+            _settle(out, error=err)
+            with contextlib.suppress(Exception):  # the scheduler may be gone as well
+                dfut.cancel()
+
+    def lost(self, cause: BaseException | None = None) -> ServiceError:
+        """The error of a unit the cluster cancelled without being asked to (``cause``
+        None), or whose result it could not deliver (``cause``: the transport's error)."""
+        what = ("cancelled a unit the run had not cancelled (the client lost its scheduler, "
+                "or the cluster was closed)" if cause is None else
+                f"could not deliver a unit's result ({type(cause).__name__}: "
+                f"{redact(cause)})")
+        return ServiceError(
+            f"the Dask cluster {self.where} {what}; the run stops here. Finished work is in "
+            f"the cache: run the same command again to resume", fatal=True)
+
+
+def _fits(worker: dict[str, float], wanted: dict[str, float]) -> bool:
+    """Whether a worker with these resources can run a unit that asks for ``wanted``."""
+    return all(worker.get(k, 0.0) >= v for k, v in wanted.items())
+
+
+def submit(client: Any, fn: Any, item: Any, *, resources: dict[str, float] | None = None,
+           watch: WorkerWatch | None = None) -> Future[Any]:
     """``client.submit(fn, item)`` as a :class:`concurrent.futures.Future` (cancelling it
-    cancels the Dask task)."""
+    cancels the Dask task); ``watch`` fails it when the cluster has no worker for it."""
     dfut = client.submit(fn, item, pure=False, resources=resources)
     out: Future[Any] = Future()
 
     def done(f: Any) -> None:
-        if out.cancelled():
+        if out.done():
             return
+        # "error": the unit itself raised; a unit that finished but whose result cannot be
+        # fetched (the connection to its worker or the scheduler is gone) is the cluster's.
+        raised = getattr(f, "status", "error") == "error"
         try:
             res = f.result()
-        except BaseException as exc:  # the unit's own error, or the task was cancelled
-            if not out.cancelled():
-                out.set_exception(exc)
+        except CancelledError as exc:  # not by the run (it cancels ``out`` first): the cluster
+            _settle(out, error=watch.lost() if watch is not None else exc)
             return
-        if not out.cancelled():
-            out.set_result(res)
+        except BaseException as exc:
+            _settle(out, error=exc if raised or watch is None else watch.lost(exc))
+            return
+        _settle(out, result=res)
 
     def cancelled(o: Future[Any]) -> None:
         if o.cancelled():
             dfut.cancel()
 
     out.add_done_callback(cancelled)
+    if watch is not None:
+        watch.track(out, dfut, resources)
     dfut.add_done_callback(done)
     return out
 
@@ -94,4 +246,5 @@ class DaskPlan:
 
     def submit(self, fn: Any, job: Any, *, gpu: bool = False) -> Future[Any]:
         """One model unit on the cluster (on a GPU worker when there is one and ``gpu``)."""
-        return submit(self.client, fn, job, resources=self.gpu_resources() if gpu else None)
+        return submit(self.client, fn, job, resources=self.gpu_resources() if gpu else None,
+                      watch=getattr(self.executor, "watch", None))
