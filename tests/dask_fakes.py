@@ -5,11 +5,14 @@ batched probe. Every output is a pure function of its input."""
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from judge_fakes import tone_wav
+from repo_paths import SRC, TESTS
 from vocencebench.schema import Item, ProbeResult
 
 
@@ -40,6 +43,22 @@ class Hum:
 
     def __call__(self, text: str, instruction: str) -> bytes:
         return tone_wav(self.hz + len(text) % 13, seconds=0.45)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a test's scheduler)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cluster_env(stall_dir: Path) -> dict[str, str]:
+    """The environment of a test's ``dask scheduler`` and ``dask worker`` processes: this
+    checkout and tests/ importable, non-daemonic workers, worker ``w0`` the victim of
+    :func:`_victim_waits` announcing itself in ``stall_dir``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS)]),
+            "DASK_DISTRIBUTED__WORKER__DAEMON": "False",
+            VICTIM_ENV: "w0", STALL_DIR_ENV: str(stall_dir)}
 
 
 #: On the Dask worker whose name this variable holds, :class:`SlowPitch` announces its first

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,8 +20,7 @@ from typing import Any
 import pytest
 
 import vocencebench as vb
-from dask_fakes import STALL_DIR_ENV, VICTIM_ENV, BatchedLoudness, Hum, SlowPitch, ToneModel
-from repo_paths import ROOT
+from dask_fakes import BatchedLoudness, Hum, SlowPitch, ToneModel, cluster_env, free_port
 from vocencebench.errors import ConfigError, ServiceError
 
 pytest.importorskip("distributed")
@@ -191,22 +188,14 @@ def test_no_timeout_waits_for_ever_and_a_bad_timeout_is_refused() -> None:
 # -- a real scheduler process that dies mid-run ---------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @contextlib.contextmanager
 def _scheduler_and_worker(tmp: Path) -> Iterator[tuple[str, subprocess.Popen[bytes],
                                                        subprocess.Popen[bytes]]]:
     dask = Path(sys.executable).with_name("dask")
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
-           "DASK_DISTRIBUTED__WORKER__DAEMON": "False",
-           VICTIM_ENV: "w0", STALL_DIR_ENV: str(tmp)}
+    env = cluster_env(tmp)
     log = open(tmp / "cluster.log", "wb")  # noqa: SIM115 - closed below
     procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
                                str(port), "--no-dashboard"], env=env, stdout=log, stderr=log)]

@@ -6,9 +6,7 @@ that cannot be pickled is refused on Dask, never run in the client instead."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,29 +17,20 @@ from pathlib import Path
 import pytest
 
 import vocencebench as vb
-from dask_fakes import STALL_DIR_ENV, VICTIM_ENV, BatchedLoudness, Hum, SlowPitch, ToneModel
-from repo_paths import ROOT
+from dask_fakes import BatchedLoudness, Hum, SlowPitch, ToneModel, cluster_env, free_port
 
 pytest.importorskip("distributed")
 
 ITEMS = vb.load_benchmark("benchmark_v1")[:8]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @contextlib.contextmanager
 def _cluster(tmp: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
     dask = Path(sys.executable).with_name("dask")
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
-           "DASK_DISTRIBUTED__WORKER__DAEMON": "False",
-           VICTIM_ENV: "w0", STALL_DIR_ENV: str(tmp)}
+    env = cluster_env(tmp)
     procs: list[subprocess.Popen[bytes]] = []
     log = open(tmp / "cluster.log", "wb")  # noqa: SIM115 - closed below
     try:

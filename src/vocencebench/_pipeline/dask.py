@@ -79,10 +79,10 @@ class WorkerWatch:
         self._client = client
         self.where = where
         self.timeout_s = timeout_s
-        self._poll_s = poll_s
-        self._warn_s = warn_s
-        self._lock = threading.Lock()
+        # Each pending unit: its Dask future and the resources it asks for.
         self._pending: dict[Future[Any], tuple[Any, dict[str, float]]] = {}
+        self._lock = threading.Lock()
+        self._poll_s, self._warn_s = poll_s, warn_s
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
 
