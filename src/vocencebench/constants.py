@@ -193,7 +193,7 @@ AGREE_CI: Final = 0.95
 #: this from it (the scores were edited).
 COMPOSITE_TOLERANCE: Final = 1e-9
 
-# -- scale-out (vocencebench.executor.DaskExecutor, docs/scale-out.md)
+# -- scale-out (vocencebench.executor.DaskExecutor, docs/architecture.md)
 
 #: Seconds a Dask run waits while units are pending and the cluster has no worker able to run
 #: them (all workers lost, none started yet, the scheduler unreachable) before it stops with

@@ -56,13 +56,11 @@ def _settle(out: Future[Any], *, result: Any = None, error: BaseException | None
     """Complete ``out`` unless it is already done (cancelled by the run, failed by the watch)."""
     if out.done():
         return
-    try:
+    with contextlib.suppress(InvalidStateError):  # completed meanwhile by the other side
         if error is not None:
             out.set_exception(error)
         else:
             out.set_result(result)
-    except InvalidStateError:  # completed meanwhile by the other side
-        pass
 
 
 class WorkerWatch:
