@@ -34,6 +34,22 @@ class ToneModel:
                 for t, i in requests]
 
 
+class DyingToneModel(ToneModel):
+    """:class:`ToneModel` whose worker process dies (``os._exit``, as a segfault or the OOM
+    killer ends it) on any script of an odd length while the file ``marker`` exists; the
+    same system, and the same clips, once it is gone (``system_id`` ignores the marker)."""
+
+    def __init__(self, base_hz: float, marker: Path) -> None:
+        super().__init__(base_hz)
+        self.marker = str(marker)
+
+    def synthesize_many(self, requests: Sequence[tuple[str, str]], *,
+                        workers: int | None = None) -> list[bytes | Exception]:
+        if os.path.exists(self.marker) and any(len(t) % 2 for t, _ in requests):
+            os._exit(70)
+        return super().synthesize_many(requests, workers=workers)
+
+
 class Hum:
     """A per-item system (stays in the client)."""
 

@@ -25,6 +25,13 @@ with one fatal :class:`~vocencebench.errors.ServiceError` naming the cluster, so
 stops as INCOMPLETE with that reason. A unit the cluster cancels (the client lost its
 scheduler) fails the same way, as the instrument's failure, never the system's. Finished
 work is in the cache: the same command resumes.
+
+A unit whose workers keep **dying** while they run it (Dask gives up after
+``distributed.scheduler.allowed-failures`` deaths: ``KilledWorker``) is the instrument's
+failure too, but not fatal (:func:`killed_worker_error`): a dying worker takes every unit it
+runs with it, so the cluster cannot say whose unit killed it, and a score must not blame a
+system for it. Its items stay unscored, the rest of the run goes on, and the run names no
+winner, as a run whose own process dies names none.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from ..constants import DASK_NO_WORKERS_WARN_S, DASK_WORKER_POLL_S
 from ..errors import ServiceError
 from ..redact import redact
 
-__all__ = ["DaskPlan", "WorkerWatch", "submit"]
+__all__ = ["DaskPlan", "WorkerWatch", "killed_worker_error", "submit"]
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +179,36 @@ class WorkerWatch:
             f"the cache: run the same command again to resume", fatal=True)
 
 
+def _is_killed_worker(exc: BaseException) -> bool:
+    """Whether ``exc`` is Dask's ``KilledWorker``: the workers running the unit died."""
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # pragma: no cover - a Dask future without distributed
+        return False
+    return isinstance(exc, KilledWorker)
+
+
+def killed_worker_error(exc: BaseException) -> ServiceError:
+    """The instrument's error for a unit whose workers kept dying while they ran it.
+
+    A worker process that dies (a segfault, ``os._exit``, the kernel's OOM killer, the
+    nanny's memory limit) takes every unit it was running with it, and the scheduler cannot
+    tell which of them killed it; it gives up on a unit after
+    ``distributed.scheduler.allowed-failures`` deaths. So the unit is nobody's failure that a
+    score could carry: the items stay unscored and the run names no winner (a process that
+    dies outside Dask ends the whole run). Not fatal: the rest of the run goes on and the
+    same command retries these units from the cache.
+    """
+    failures = getattr(exc, "allowed_failures", None)  # deaths before Dask gives up, minus 1
+    what = (f"{failures + 1} workers died running it" if isinstance(failures, int)
+            else redact(exc, limit=80))
+    return ServiceError(
+        f"the Dask workers running this unit kept dying ({type(exc).__name__}: {what}): a "
+        f"crash, OOM or memory limit, from this unit or another on the same worker (the "
+        f"cluster cannot tell which), so no clip counts against a system; the workers' logs "
+        f"say why; rerun to retry")
+
+
 def _fits(worker: dict[str, float], wanted: dict[str, float]) -> bool:
     """Whether a worker with these resources can run a unit that asks for ``wanted``."""
     return all(worker.get(k, 0.0) >= v for k, v in wanted.items())
@@ -196,7 +233,11 @@ def submit(client: Any, fn: Any, item: Any, *, resources: dict[str, float] | Non
             _settle(out, error=watch.lost() if watch is not None else exc)
             return
         except BaseException as exc:
-            _settle(out, error=exc if raised or watch is None else watch.lost(exc))
+            if _is_killed_worker(exc):
+                exc = killed_worker_error(exc)
+            elif not raised and watch is not None:
+                exc = watch.lost(exc)
+            _settle(out, error=exc)
             return
         _settle(out, result=res)
 

@@ -10,7 +10,8 @@ prefix                blame       meaning
 ===================== =========== ==================================================
 ``synthesis: ``       system      the system raised, timed out, refused, gave no audio
 ``audio: ``           system      the system's audio cannot be decoded or is unusable
-``synthesis-service`` instrument  a speech API failed after its retries (429/5xx/network)
+``synthesis-service`` instrument  a speech API failed after its retries (429/5xx/network),
+                                  or the Dask cluster lost a model system's unit
 ``transcription: ``   instrument  the ASR engine failed
 ``probes: ``          instrument  a probe crashed, or a covered dimension has no result
 ``judge: ``           instrument  the judge failed after its retries
