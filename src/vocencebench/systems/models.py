@@ -8,14 +8,20 @@ cluster they run on the workers (where the GPUs are), every other system in the 
 from __future__ import annotations
 
 import abc
+import gc
+import logging
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._util.deps import require
 from ..errors import SynthesisError
+from ..redact import redact
 from .base import Placement
 
 __all__ = ["ParlerTTSAdapter", "Qwen3TTSAdapter"]
+
+log = logging.getLogger(__name__)
 
 
 def _in_batches(
@@ -24,18 +30,61 @@ def _in_batches(
     size: int,
     render: Callable[[Sequence[tuple[str, str]]], list[bytes]],
 ) -> list[bytes | Exception]:
-    """``render`` each chunk of ``size`` requests; a chunk that raises fails its own items."""
+    """``render`` each chunk of ``size`` requests; a chunk that raises fails its own items.
+
+    A chunk that runs out of memory is rendered again in halves, down to single requests:
+    the batch size is the adapter's choice, so it must not cost the system a score. A single
+    request that still does not fit fails like any request the system cannot render (a
+    :class:`~vocencebench.errors.SynthesisError`, S = 0 with the reason: design.md counts
+    a system's resource limits, like its timeouts, against it)."""
     out: list[bytes | Exception] = []
     for start in range(0, len(requests), size):
-        chunk = requests[start : start + size]
-        try:
-            wavs = render(chunk)
-            if len(wavs) != len(chunk):
-                raise SynthesisError(f"{len(wavs)} clips for {len(chunk)} requests")
-            out.extend(wavs)
-        except Exception as exc:  # one bad batch fails its items, not the run
-            out.extend(SynthesisError(f"{sid}: {type(exc).__name__}: {exc}") for _ in chunk)
+        out.extend(_render_fitting(sid, requests[start : start + size], render))
     return out
+
+
+def _render_fitting(
+    sid: str,
+    chunk: Sequence[tuple[str, str]],
+    render: Callable[[Sequence[tuple[str, str]]], list[bytes]],
+) -> list[bytes | Exception]:
+    """One chunk's results, split in halves while it runs out of memory (see _in_batches)."""
+    oom: str | None = None
+    try:
+        wavs = render(chunk)
+        if len(wavs) != len(chunk):
+            raise SynthesisError(f"{len(wavs)} clips for {len(chunk)} requests")
+        return list(wavs)
+    except Exception as exc:  # one bad batch fails its items, not the run
+        if not _out_of_memory(exc):
+            return [SynthesisError(f"{sid}: {type(exc).__name__}: {exc}") for _ in chunk]
+        oom = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    # Outside the handler: the traceback's frames, and the tensors they hold, are released.
+    _free_device_memory()
+    if len(chunk) == 1:
+        return [SynthesisError(f"{sid}: out of memory on a single request, after splitting "
+                               f"its batch ({redact(oom)})")]
+    half = (len(chunk) + 1) // 2
+    log.warning("%s: out of memory on a batch of %d requests; rendering it as %d + %d (a "
+                "smaller batch_size avoids the retry)", sid, len(chunk), half, len(chunk) - half)
+    return (_render_fitting(sid, chunk[:half], render)
+            + _render_fitting(sid, chunk[half:], render))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` says the device ran out of memory: torch's ``OutOfMemoryError``, the
+    ``RuntimeError("CUDA out of memory ...")`` of older torch releases, a ``MemoryError``."""
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def _free_device_memory() -> None:
+    """Hand the memory of a failed batch back before the retry (torch caches CUDA blocks)."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _torch_device(device: str) -> str:

@@ -222,6 +222,84 @@ def test_qwen3_adapter_batches_and_isolates_a_failing_batch(monkeypatch: pytest.
     assert len(_FakeQwenModel.loaded) == 1 and _FakeQwenModel.loaded[0][1]["device_map"] == "cpu"
 
 
+class _FakeQwenOnSmallGPU(_FakeQwenModel):
+    """:class:`_FakeQwenModel` on a device that holds at most ``fits`` requests at once
+    (torch's OutOfMemoryError beyond), and never a script containing HUGE."""
+
+    fits: ClassVar[int] = 2
+
+    def generate_voice_design(self, *, text: list[str], language: list[str],
+                              instruct: list[str]) -> tuple[list[Any], int]:
+        import torch
+
+        if len(text) > self.fits or any("HUGE" in t for t in text):
+            type(self).batches.append(list(text))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return super().generate_voice_design(text=text, language=language, instruct=instruct)
+
+
+def _small_gpu_qwen(monkeypatch: pytest.MonkeyPatch, batch_size: int) -> Any:
+    import types
+
+    pytest.importorskip("torch")
+    from vocencebench.adapters import Qwen3TTSAdapter
+
+    _FakeQwenOnSmallGPU.batches = []
+    fake = types.ModuleType("qwen_tts")
+    fake.Qwen3TTSModel = _FakeQwenOnSmallGPU  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "qwen_tts", fake)
+    return Qwen3TTSAdapter("/ckpt/voice-design", device="cpu", batch_size=batch_size)
+
+
+def test_a_batch_that_runs_out_of_memory_is_rendered_in_halves_and_costs_no_item(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    ad = _small_gpu_qwen(monkeypatch, batch_size=5)
+    reqs = [(w, "i") for w in ("one", "two", "three", "four", "five", "six")]
+    out = ad.synthesize_many(reqs)
+    # the old code failed the first five items as the system's synthesis failures
+    assert all(isinstance(o, bytes) for o in out), out
+    assert _FakeQwenOnSmallGPU.batches == [
+        ["one", "two", "three", "four", "five"],  # out of memory: 3 + 2
+        ["one", "two", "three"],                  # out of memory: 2 + 1
+        ["one", "two"], ["three"], ["four", "five"], ["six"]]
+    assert "out of memory on a batch of 5 requests; rendering it as 3 + 2" in caplog.text
+
+
+def test_one_request_that_does_not_fit_even_alone_fails_only_itself(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ad = _small_gpu_qwen(monkeypatch, batch_size=2)
+    out = ad.synthesize_many([("one", "i"), ("HUGE", "i"), ("three", "i")])
+    assert isinstance(out[0], bytes) and isinstance(out[2], bytes)  # its batch-mate is heard
+    err = out[1]
+    assert isinstance(err, SynthesisError)  # S = 0, like a timeout (design.md, Composite)
+    assert "out of memory on a single request, after splitting its batch" in str(err)
+    assert "OutOfMemoryError: CUDA out of memory" in str(err)
+    assert _FakeQwenOnSmallGPU.batches == [["one", "HUGE"], ["one"], ["HUGE"], ["three"]]
+
+
+def test_only_out_of_memory_is_retried_in_halves() -> None:
+    from vocencebench.systems.models import _in_batches
+
+    calls: list[int] = []
+
+    def render(chunk: Any) -> list[bytes]:
+        calls.append(len(chunk))
+        raise RuntimeError("CUDA error: device-side assert triggered")
+
+    out = _in_batches("m", [("a", "i"), ("b", "i")], 2, render)
+    assert calls == [2] and all(isinstance(o, SynthesisError) for o in out)
+    calls.clear()
+
+    def old_torch(chunk: Any) -> list[bytes]:  # torch < 2.5 raised a plain RuntimeError
+        calls.append(len(chunk))
+        if len(chunk) > 1:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return [b"RIFF"]
+
+    assert _in_batches("m", [("a", "i"), ("b", "i")], 2, old_torch) == [b"RIFF", b"RIFF"]
+    assert calls == [2, 1, 1]
+
+
 def test_model_adapters_name_their_extra_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     from vocencebench.adapters import ParlerTTSAdapter, Qwen3TTSAdapter
     from vocencebench.errors import MissingDependencyError
@@ -266,3 +344,4 @@ def test_a_command_flooding_stderr_fills_no_disk_and_its_last_line_is_kept(
     # The command wrote 20 MB to stderr; nothing of it was on disk while it ran (the guard
     # keeps the last 64 KiB in memory and writes them when the command is over).
     assert int(size.read_text()) <= STDERR_KEEP_BYTES
+
