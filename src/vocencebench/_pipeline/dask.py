@@ -43,6 +43,7 @@ import time
 from concurrent.futures import CancelledError, Future, InvalidStateError
 from typing import Any, TypeVar
 
+from .._numbers import is_whole_number
 from ..constants import DASK_NO_WORKERS_WARN_S, DASK_WORKER_POLL_S
 from ..errors import ServiceError
 from ..redact import redact
@@ -200,7 +201,7 @@ def killed_worker_error(exc: BaseException) -> ServiceError:
     same command retries these units from the cache.
     """
     failures = getattr(exc, "allowed_failures", None)  # deaths before Dask gives up, minus 1
-    what = (f"{failures + 1} workers died running it" if isinstance(failures, int)
+    what = (f"{int(failures) + 1} workers died running it" if is_whole_number(failures)
             else redact(exc, limit=80))
     return ServiceError(
         f"the Dask workers running this unit kept dying ({type(exc).__name__}: {what}): a "
