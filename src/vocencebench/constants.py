@@ -169,6 +169,10 @@ JUDGE_MAX_CALL_TOKENS: Final = 10**9
 #: every complete batch of the seeded order (and once before the first), never mid-batch, so
 #: the set of judged items does not depend on thread timing.
 EARLY_STOP_BATCH: Final = 16
+#: Output tokens a judge call is projected at when no ``max_output_tokens`` is set: the dry
+#: run's cost estimate only (an allowance, not a bound). A spend cap needs a real ceiling
+#: (``max_output_tokens``), since nothing else bounds what one answer costs.
+JUDGE_OUTPUT_ALLOWANCE_TOKENS: Final = 2048
 #: Safety gap on the [0, 1] scale: a verdict is called certain only when its bound clears the
 #: threshold by more than this. It is about 10⁶ times the largest rounding error of the
 #: arithmetic behind a bound (a few ulps of numbers ≤ 1), so rounding can never make an early

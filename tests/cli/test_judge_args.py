@@ -89,6 +89,7 @@ def test_local_judge_with_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--judge", "local:http://h:1#m", "--judge-base-url", "http://x"], "part of"),
         (["--judge-rpm", "10"], "--judge is none"),
         (["--judge", "gemini:gemini-9", "--judge-spend-cap", "1"], "needs a price"),
+        (["--judge", "gemini", "--judge-spend-cap", "1"], "(--judge-max-output-tokens N;"),
     ],
 )
 def test_mistakes_are_one_line_config_errors(monkeypatch: pytest.MonkeyPatch, argv: list[str],

@@ -160,7 +160,8 @@ def test_dry_run_prints_the_calls_the_real_run_makes(tmp_path: Path,
 
     out = tmp_path / "run"
     argv = ["run", "--system-a", "espeak-flat", "--system-b", "espeak-follow", "--limit", "6",
-            "--judge-price", "0.10,0.40", "--judge-spend-cap", "1.0", "--out", str(out),
+            "--judge-price", "0.10,0.40", "--judge-spend-cap", "1.0",
+            "--judge-max-output-tokens", "4096", "--out", str(out),
             "--quiet", "--executor", "serial"]
     with FakeJudgeServer("openai", respond) as server:
         judge = ["--judge", f"local:{server.url}#omni"]
@@ -170,6 +171,8 @@ def test_dry_run_prints_the_calls_the_real_run_makes(tmp_path: Path,
         planned = int(re.search(r"judge requests to make: (\d+)", printed).group(1))  # type: ignore[union-attr]
         assert planned == 6 * 2 * 2 + 12  # items × dimensions × orders + the canaries
         assert "tokens per call (estimated):" in printed and "spend cap $1.00: fits" in printed
+        # the output projection is the ceiling the cap reserves, not a fixed 2 048 tokens
+        assert "+ 4096 output (the ceiling: --judge-max-output-tokens)" in printed
         assert main([*argv, *judge]) == 0
         assert len(server.calls) == planned
         # Run again: everything is cached, and the dry run says so.

@@ -83,7 +83,7 @@ def test_bad_counts_cannot_switch_the_spend_cap_off(meta: Any) -> None:
     usage cost $0 and was not counted."""
     sent = 0
     with FakeJudgeServer("gemini", _gemini(meta)) as srv, \
-            _judge(srv, spend_cap_usd=0.02) as judge:
+            _judge(srv, spend_cap_usd=0.02, max_output_tokens=2048) as judge:
         with pytest.raises(BudgetExceededError):
             for _ in range(20):
                 _compare(judge)

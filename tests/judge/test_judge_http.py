@@ -243,16 +243,16 @@ def test_timeout_is_retried(api: str) -> None:
 
 def test_spend_cap_stops_before_crossing() -> None:
     # Each answered call costs (1000·2 + (100 + 200)·12) / 1e6 = $0.0056. The projection of a
-    # call (~$0.027, mostly a 2048-token output allowance) fits under $0.03 once, not twice.
+    # call (~$0.027, mostly its 2048-token output ceiling) fits under $0.03 once, not twice.
     with FakeJudgeServer("gemini", prefers(CLIP_X)) as srv, \
-            make_judge("gemini", srv, spend_cap_usd=0.03) as judge:
+            make_judge("gemini", srv, spend_cap_usd=0.03, max_output_tokens=2048) as judge:
         with pytest.raises(BudgetExceededError, match="spend cap"):
             compare(judge)
         assert len(srv.calls) == 1
         assert judge.backend.cost_usd() == pytest.approx(0.0056)  # type: ignore[attr-defined]
         assert judge.backend.usage.failures == 0  # type: ignore[attr-defined]
     with FakeJudgeServer("gemini", prefers(CLIP_X)) as srv, \
-            make_judge("gemini", srv, spend_cap_usd=1.0) as judge:
+            make_judge("gemini", srv, spend_cap_usd=1.0, max_output_tokens=2048) as judge:
         assert compare(judge).winner == "a" and len(srv.calls) == 2
 
 

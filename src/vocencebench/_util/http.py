@@ -407,8 +407,14 @@ class HttpClient:
     def request(self, method: str, url: str, *, json: Any = None, content: bytes | None = None,
                 data: Mapping[str, str] | None = None,
                 files: Mapping[str, tuple[str, bytes, str]] | None = None,
-                headers: Mapping[str, str] | None = None) -> HttpResponse:
-        """Send one request with retries; the full 2xx answer, or :class:`HTTPFailure`."""
+                headers: Mapping[str, str] | None = None,
+                on_failed_attempt: Callable[[Reason], None] | None = None) -> HttpResponse:
+        """Send one request with retries; the full 2xx answer, or :class:`HTTPFailure`.
+
+        ``on_failed_attempt(reason)`` is called after each attempt that will be retried or
+        ends the call with a retryable reason (before the wait): a metered caller counts the
+        attempts a provider may bill (an answer cut short or too slow was still generated).
+        It may raise to stop the retries."""
         register_url_secrets(url)
         _one_credential(url, headers)
         _check_headers(self.service, headers)
@@ -421,6 +427,8 @@ class HttpClient:
             try:
                 return self._attempt(client, req, calls)
             except _Retry as failure:
+                if on_failed_attempt is not None:
+                    on_failed_attempt(failure.reason)
                 wait = self._next_wait(attempt, failure, req, calls)
                 self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover

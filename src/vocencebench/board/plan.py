@@ -18,6 +18,7 @@ from typing import Any
 
 from .._numbers import is_real_number
 from ..cache import Cache, NullCache
+from ..constants import JUDGE_OUTPUT_ALLOWANCE_TOKENS
 from ..errors import ConfigError
 from ..schema import Item
 from ..traits import TRAITS, TraitRegistry, unscored_words
@@ -25,10 +26,8 @@ from .cells import pair_order
 
 __all__ = ["JudgePlan", "plan_judge_calls", "system_order"]
 
-# Cost estimate per judge call (see JudgePlan): tokens per character of prompt text, and the
-# output ceiling the judge's own spend-cap projection assumes.
+# Cost estimate per judge call (see JudgePlan): tokens per character of prompt text.
 _CHARS_PER_TOKEN = 3
-_OUTPUT_TOKENS_PER_CALL = 2048
 # Speaking rate assumed for a clip not yet synthesised (words per second, ≈ 150 wpm).
 _WORDS_PER_SECOND = 2.5
 
@@ -44,7 +43,10 @@ class JudgePlan:
     clip is not cached yet). ``estimated_cost_usd`` prices ``calls_to_make`` with the
     backend's price table (None = unknown: no price for the model); each call is estimated at
     prompt characters / 3 text tokens + 32 audio tokens per second for both clips (their real
-    length when cached, else 2.5 words per second) + 2048 output tokens (a ceiling).
+    length when cached, else 2.5 words per second) + the output ceiling the judge's spend cap
+    reserves (``max_output_tokens``, plus any thinking budget), or, with none set,
+    :data:`~vocencebench.constants.JUDGE_OUTPUT_ALLOWANCE_TOKENS` output tokens (an
+    allowance, not a bound).
     """
 
     mode: str
@@ -70,6 +72,9 @@ class JudgePlan:
     #: Clips whose real duration the token estimate used (the rest: 2.5 words per second).
     clips_measured: int = 0
     clips_estimated: int = 0
+    #: The judge's output ceiling per answer (tokens, thinking included), or None: the
+    #: estimate then assumes JUDGE_OUTPUT_ALLOWANCE_TOKENS and bounds nothing.
+    output_ceiling: int | None = None
 
     @property
     def calls_per_item(self) -> int:
@@ -138,9 +143,11 @@ class JudgePlan:
             how = (f"{self.clips_measured} cached clips at their real duration"
                    + (f", {self.clips_estimated} not yet synthesised at 2.5 words per second"
                       if self.clips_estimated else ""))
+            out = ("the ceiling: --judge-max-output-tokens" if self.output_ceiling is not None
+                   else "an allowance, not a bound: no --judge-max-output-tokens caps an answer")
             lines.append(f"tokens per call (estimated): {t['prompt_text']:.0f} prompt text "
                          f"+ {t['audio']:.0f} audio ({how}, 32 tokens/s) + "
-                         f"{t['output']:.0f} output (a ceiling)")
+                         f"{t['output']:.0f} output ({out})")
         cost = ("unknown (no price for this model)" if self.estimated_cost_usd is None
                 else f"${self.estimated_cost_usd:.2f}")
         cap = ""
@@ -167,7 +174,7 @@ class JudgePlan:
             out.update({"tokens_per_call": self.tokens_per_call,
                         "spend_cap_usd": self.spend_cap_usd, "fits_spend_cap": self.fits_cap,
                         "canary_calls": self.canary_calls, "canary_cached": self.canary_cached,
-                        "requests": self.requests})
+                        "requests": self.requests, "output_ceiling": self.output_ceiling})
         return out
 
 
@@ -253,13 +260,15 @@ def plan_judge_calls(
         if close and store is not None:
             store.close()
     price, label = _price_of(judge)
+    ceiling = _output_ceiling(judge)
+    output = ceiling if ceiling is not None else JUDGE_OUTPUT_ALLOWANCE_TOKENS
     cost: float | None = None
     calls = _call_tokens(items, pairs, seconds, registry, dims, plan)
-    tokens = _tokens_per_call(calls)
+    tokens = _tokens_per_call(calls, output)
     if price is not None:
-        cost = _estimate_cost(calls, plan, price, cached)
+        cost = _estimate_cost(calls, plan, price, cached, output)
         if canary:
-            cost += _canary_cost(canary, registry, price)
+            cost += _canary_cost(canary, registry, price, output)
     cap = getattr(getattr(judge, "backend", None), "spend_cap_usd", None)
     if cap is None:
         cap = getattr(getattr(getattr(judge, "backend", None), "_meter", None),
@@ -270,7 +279,16 @@ def plan_judge_calls(
                      float(cap) if is_real_number(cap) else None,
                      len(canary) if canary is not None else None,
                      sum(1 for c in canary if c[0]) if canary else 0,
-                     measured, n_clips - measured)
+                     measured, n_clips - measured, ceiling)
+
+
+def _output_ceiling(judge: Any) -> int | None:
+    """The output tokens one answer of ``judge`` can bill at most (its backend options'
+    ``output_ceiling()``), or None when nothing bounds them."""
+    options = getattr(getattr(judge, "backend", None), "options", None)
+    ceiling = getattr(options, "output_ceiling", None)
+    value = ceiling() if callable(ceiling) else None
+    return int(value) if is_real_number(value) else None
 
 
 def _canary_calls(judge: Any, store: Any) -> list[tuple[bool, str, str, float]] | None:
@@ -285,7 +303,7 @@ def _canary_calls(judge: Any, store: Any) -> list[tuple[bool, str, str, float]] 
 
 
 def _canary_cost(calls: Sequence[tuple[bool, str, str, float]], registry: TraitRegistry,
-                 price: Any) -> float:
+                 price: Any, output: int) -> float:
     """Estimated USD of the canary calls not cached (naturalness prompts, as estimated for
     the items)."""
     from ..judge import AUDIO_TOKENS_PER_SECOND, CallUsage
@@ -299,7 +317,7 @@ def _canary_cost(calls: Sequence[tuple[bool, str, str, float]], registry: TraitR
         chars = _prompt_chars(it, [(NATURALNESS,)], registry)[0]
         audio = math.ceil(seconds * AUDIO_TOKENS_PER_SECOND)
         out.append(float(price.cost(CallUsage(prompt_tokens=chars // _CHARS_PER_TOKEN + audio,
-                                              output_tokens=_OUTPUT_TOKENS_PER_CALL,
+                                              output_tokens=output,
                                               audio_tokens=audio))))
     return math.fsum(out)
 
@@ -408,22 +426,23 @@ def _call_tokens(items: Sequence[Item], pairs: Sequence[tuple[str, str]],
     return out
 
 
-def _tokens_per_call(calls: Sequence[tuple[int, int]]) -> dict[str, float] | None:
+def _tokens_per_call(calls: Sequence[tuple[int, int]], output: int
+                     ) -> dict[str, float] | None:
     """Mean estimated tokens of one call over every call of the plan."""
     if not calls:
         return None
     return {"prompt_text": math.fsum(t for t, _ in calls) / len(calls),
             "audio": math.fsum(a for _, a in calls) / len(calls),
-            "output": float(_OUTPUT_TOKENS_PER_CALL)}
+            "output": float(output)}
 
 
 def _estimate_cost(calls: Sequence[tuple[int, int]], plan: JudgePlan, price: Any,
-                   cached: int | None) -> float:
+                   cached: int | None, output: int) -> float:
     from ..judge import CallUsage
 
     per_item_pair_cost = [
         float(price.cost(CallUsage(prompt_tokens=text + audio,
-                                   output_tokens=_OUTPUT_TOKENS_PER_CALL,
+                                   output_tokens=output,
                                    audio_tokens=audio))) * len(_units(plan))
         for text, audio in calls]
     total = math.fsum(per_item_pair_cost)

@@ -141,8 +141,11 @@ class GeminiBackend(HTTPBackend):
             counts = [token_count(meta.get(k)) for k in (
                 "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount",
                 "cachedContentTokenCount")]
-            # A count no count can be (NaN, negative, text): metered as unreported, not as 0.
-            if all(c is not None for c in counts) and None not in (audio or []):
+            # A count no count can be (NaN, negative, text), or no prompt or answer count at
+            # all (``usageMetadata: {}``, a total only): metered as unreported, not as free.
+            reported = (meta.get("promptTokenCount") is not None
+                        and meta.get("candidatesTokenCount") is not None)
+            if reported and all(c is not None for c in counts) and None not in (audio or []):
                 prompt, output, thinking, cached = (int(c or 0) for c in counts)
                 usage = CallUsage(prompt_tokens=prompt, output_tokens=output,
                                   thinking_tokens=thinking, cached_tokens=cached,

@@ -17,7 +17,7 @@ import base64
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
@@ -90,7 +90,8 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
             retry=options.retry_policy(), max_body_bytes=options.max_body_bytes,
             secrets=[api_key], transport=transport, sleep=self._sleep, rand=rand,
             wall_clock=wall_clock, limiter=self._limiter)
-        self._meter = Meter(model, price, options.spend_cap_usd)
+        self._meter = Meter(model, price, options.spend_cap_usd,
+                            output_ceiling=options.output_ceiling(), needs_ceiling=True)
         self._fatal: JudgeError | None = None
         if price is None:
             log.warning(
@@ -176,6 +177,7 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         try:
             body = resp.json()
         except (ValueError, UnicodeDecodeError) as exc:
+            self._meter.record(guess, unreported=True)  # answered, so paid: at the guess
             raise JudgeResponseError(
                 f"{self.kind} judge returned HTTP {resp.status} with a body that is not JSON: "
                 f"{redact(resp.text, limit=120)!r}"
@@ -204,10 +206,22 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
         guess = self._meter.guess(request)
         estimate = self._meter.estimate(guess)
         self._meter.reserve(estimate)
+
+        def billed(reason: str) -> None:
+            # An attempt that reached the model and whose answer was lost (cut short, too
+            # slow, the connection dropped mid-answer) was still generated and billed; an
+            # error status (429, 5xx) is not. The next attempt must fit under the cap too.
+            if reason in MAYBE_BILLED:
+                self._meter.record(guess, unreported=True)
+                self._meter.reserve(0.0)
+
         try:
             try:
-                resp = self._http.request("POST", url, json=payload, headers=self._headers())
+                resp = self._http.request("POST", url, json=payload, headers=self._headers(),
+                                          on_failed_attempt=billed)
             except HTTPFailure as exc:
+                if exc.reason == "too-large":  # generated in full, then refused by us
+                    self._meter.record(guess, unreported=True)
                 self._meter.bump(retries=max(0, exc.calls - 1))
                 raise self._translate(exc) from None
             self._meter.bump(retries=resp.retries)
@@ -217,6 +231,11 @@ class HTTPBackend(Metered, AsyncInThread, Closing, abc.ABC):
             raise
         finally:
             self._meter.release(estimate)
+
+
+#: Failed attempts a provider may still bill (see ``complete``): the request reached the model
+#: and an answer was on its way.
+MAYBE_BILLED: Final = frozenset({"deadline", "truncated", "transport"})
 
 
 def b64(data: bytes) -> str:

@@ -14,6 +14,7 @@ import math
 import threading
 from dataclasses import replace
 
+from ..constants import JUDGE_OUTPUT_ALLOWANCE_TOKENS
 from ..errors import BudgetExceededError, ConfigError
 from ._types import AUDIO_TOKENS_PER_SECOND, CallUsage, JudgeRequest, Price, Usage
 
@@ -23,7 +24,12 @@ __all__ = ["Meter", "Metered"]
 class Meter:
     """Thread-safe usage totals, pricing and the spend cap of one backend."""
 
-    def __init__(self, model: str, price: Price | None, spend_cap_usd: float | None) -> None:
+    def __init__(self, model: str, price: Price | None, spend_cap_usd: float | None, *,
+                 output_ceiling: int | None = None, needs_ceiling: bool = False) -> None:
+        """``output_ceiling``: the most output tokens (thinking included) one answer can
+        bill, enforced by the provider (``max_output_tokens`` plus any thinking budget), or
+        None. ``needs_ceiling``: a spend cap is refused without one (an HTTP model, whose
+        answers nothing else bounds)."""
         if spend_cap_usd is not None:
             if not (math.isfinite(spend_cap_usd) and spend_cap_usd > 0):
                 raise ConfigError(f"spend_cap_usd must be a positive number, got {spend_cap_usd}")
@@ -32,9 +38,17 @@ class Meter:
                     f"a spend cap needs a price for model {model!r}; pass "
                     "prices={model: Price(input=..., output=...)} or --judge-price IN,OUT"
                 )
+            if needs_ceiling and output_ceiling is None:
+                raise ConfigError(
+                    f"a spend cap needs a ceiling on each answer of model {model!r}: pass "
+                    "max_output_tokens=N (--judge-max-output-tokens N; Gemini counts thinking "
+                    "in it). Without one a single answer's cost has no bound (a thinking "
+                    "model may think for tens of thousands of tokens), so no cap can be kept"
+                )
         self.model = model
         self.price = price
         self.spend_cap_usd = spend_cap_usd
+        self.output_ceiling = output_ceiling
         self._lock = threading.Lock()
         self._u = Usage()
         self._reserved = 0.0
@@ -49,10 +63,10 @@ class Meter:
             return None
         return self.snapshot().cost_usd
 
-    @staticmethod
-    def guess(request: JudgeRequest) -> CallUsage:
+    def guess(self, request: JudgeRequest) -> CallUsage:
         """A cautious token projection for ``request``: its text at 3 characters a token,
-        its audio at the provider's rate, and 2 048 output tokens."""
+        its audio at the provider's rate, and the output ceiling (else
+        :data:`~vocencebench.constants.JUDGE_OUTPUT_ALLOWANCE_TOKENS`)."""
         text_chars = len(request.system) + len(json.dumps(request.schema)) + sum(
             len(p) for p in request.parts if isinstance(p, str)
         )
@@ -60,8 +74,10 @@ class Meter:
             math.ceil((a.duration_s or len(a.data) / 32_000) * AUDIO_TOKENS_PER_SECOND)
             for a in request.audio()
         )
+        output = (self.output_ceiling if self.output_ceiling is not None
+                  else JUDGE_OUTPUT_ALLOWANCE_TOKENS)
         return CallUsage(
-            prompt_tokens=text_chars // 3 + audio, output_tokens=2048, audio_tokens=audio
+            prompt_tokens=text_chars // 3 + audio, output_tokens=output, audio_tokens=audio
         )
 
     def estimate(self, guess: CallUsage) -> float:

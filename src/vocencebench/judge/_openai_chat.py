@@ -122,8 +122,10 @@ class OpenAIChatBackend(HTTPBackend):
             output = token_count(u.get("completion_tokens"))
             prompt, cached = token_count(u.get("prompt_tokens")), token_count(
                 pdm.get("cached_tokens"))
-            # A count no count can be (NaN, negative, text): metered as unreported, not as 0.
-            if None not in (audio, thinking, output, prompt, cached):
+            # A count no count can be (NaN, negative, text), or no prompt or completion count
+            # at all (``usage: {}``): metered as unreported, not as a free call.
+            reported = u.get("prompt_tokens") is not None and u.get("completion_tokens") is not None
+            if reported and None not in (audio, thinking, output, prompt, cached):
                 assert output is not None and thinking is not None
                 # OpenAI counts reasoning inside completion_tokens; keep them apart.
                 if thinking and output >= thinking:

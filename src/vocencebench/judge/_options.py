@@ -118,6 +118,16 @@ class BackendOptions:
             _positive("spend_cap_usd", self.spend_cap_usd)
         _positive("max_body_bytes", self.max_body_bytes, integer=True)
 
+    def output_ceiling(self) -> int | None:
+        """The most output tokens one answer can bill (thinking included), or None when no
+        ``max_output_tokens`` bounds it. Gemini 3 counts thinking inside
+        ``maxOutputTokens``; a positive ``thinking_budget`` is added on top, in case a model
+        bills it beside the answer's cap."""
+        if self.max_output_tokens is None:
+            return None
+        extra = self.thinking_budget if self.thinking_budget and self.thinking_budget > 0 else 0
+        return int(self.max_output_tokens) + int(extra)
+
     def __repr__(self) -> str:  # the base URL without credentials
         changed = []
         for f in dataclasses.fields(self):

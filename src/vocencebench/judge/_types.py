@@ -118,9 +118,10 @@ class Usage:
     """Running totals of a backend (tokens are counts; ``cost_usd`` in US dollars, 0.0 when
     the model has no price — ``backend.cost_usd()`` then says None).
 
-    ``calls`` are answered (billed) calls; ``failures`` are judgements that produced no usable
-    answer (transport failure after retries, refused or invalid answer); ``retries`` counts
-    re-sent HTTP requests.
+    ``calls`` are answered (billed) calls, counting an attempt whose answer was lost on the
+    way (cut short, past the deadline, dropped) since the provider bills it; ``failures``
+    are judgements that produced no usable answer (transport failure after retries, refused
+    or invalid answer); ``retries`` counts re-sent HTTP requests.
     """
 
     prompt_tokens: int = 0
@@ -132,8 +133,9 @@ class Usage:
     retries: int = 0
     cost_usd: float = 0.0
     cached_tokens: int = 0
-    #: Answered calls whose reply carried no usable token counts (none, or NaN, negative,
-    #: text): each is metered at the cautious pre-call estimate, so the cap still holds.
+    #: Billed calls whose reply carried no usable token counts (none, or NaN, negative,
+    #: text, or no reply: lost on the way, not JSON, too large): each is metered at the
+    #: cautious pre-call estimate, so the cap still holds.
     unreported: int = 0
 
     def to_dict(self) -> dict[str, Any]:
