@@ -395,7 +395,10 @@ def _validate(obj: Any, where: str = "") -> Answer:
     conf = obj["confidence"]
     if not (is_finite_number(conf) and 0 <= conf <= 1):
         raise JudgeResponseError(f"confidence{at} must be a number in [0, 1], got {conf!r}")
-    if (winner == "A" and score_a < score_b) or (winner == "B" and score_b < score_a):
+    # Rule 7 of the system prompt: the winner is the higher-scored clip; only equal scores
+    # leave the choice open (either clip, or a tie).
+    if ((winner == "A" and score_a < score_b) or (winner == "B" and score_b < score_a)
+            or (winner == "tie" and score_a != score_b)):
         raise JudgeResponseError(
             f"judge answer{at} contradicts itself: winner {winner} with scores "
             f"A={score_a}, B={score_b}"

@@ -136,12 +136,19 @@ def test_parse_answer_accepts(text: str) -> None:
         ({**GOOD, "confidence": 1.2}, "confidence"),
         ({**GOOD, "analysis_b": "  "}, "analysis_b"),
         ({**GOOD, "winner": "B"}, "contradicts itself"),
+        ({**GOOD, "winner": "tie"}, "contradicts itself: winner tie with scores A=3, B=1"),
     ],
 )
 def test_parse_answer_rejects(obj: Any, match: str) -> None:
     text = obj if isinstance(obj, str) else json.dumps(obj)
     with pytest.raises(JudgeResponseError, match=match):
         parse_answer(text)
+
+
+def test_equal_scores_leave_the_winner_open() -> None:
+    for winner in ("A", "B", "tie"):
+        a = parse_answer(json.dumps({**GOOD, "score_b": 3, "winner": winner}))
+        assert (a.winner, a.score_a, a.score_b) == (winner, 3, 3)
 
 
 def test_parse_combined_needs_every_dimension() -> None:
