@@ -218,6 +218,12 @@ def _agree(h: Head2Head, judge: Any, store: Cache, run: str, old_model: str,
             failed[pairs[k].item.id] = "its clip is not in the cache (or differs from the run's)"
         else:
             clips[k] = (a, b)
+    if not clips:  # "unchanged" on no evidence would be a verdict nobody measured
+        raise ConfigError(
+            f"{run}: none of the {len(chosen)} chosen items has both clips in the cache "
+            f"{store.path} (a system whose clips are not cached, such as dir:, or another "
+            "run's cache), so nothing can be re-judged; pass --cache PATH to the cache that "
+            "holds them")
     calls0 = _calls(judge)
     new: dict[int, dict[str, Verdict]] = {}
 
@@ -262,10 +268,15 @@ def _agree(h: Head2Head, judge: Any, store: Cache, run: str, old_model: str,
         subset_old, w1 = _decide([pairs[k] for k in done], h.labels, allow)
         subset_new, w2 = _decide([renewed[k] for k in done], h.labels, allow)
         notes += [w for w in (w1, w2) if w]
-    headline_new, w3 = _decide([renewed.get(k, p) for k, p in enumerate(pairs)], h.labels,
-                               allow)
-    if w3:
-        notes.append(f"the headline verdict with the new answers: {w3}")
+    headline_new: Decision | None = None
+    if done:
+        headline_new, w3 = _decide([renewed.get(k, p) for k, p in enumerate(pairs)], h.labels,
+                                   allow)
+        if w3:
+            notes.append(f"the headline verdict with the new answers: {w3}")
+    else:
+        notes.append(f"no item was re-judged (the new judge failed on all {len(clips)}), so "
+                     "nothing is known about the headline verdict")
     if len(done) < items:
         notes.append(f"{len(done)} items re-judged ({len(eligible)} had the run judge's "
                      f"answers; {items} asked)")

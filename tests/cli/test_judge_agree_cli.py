@@ -101,3 +101,39 @@ def test_judge_agree_refuses_a_run_without_a_judge(tmp_path: Path,
     assert main(["judge", "agree", str(tmp_path / "run"), "--judge",
                  "local:http://127.0.0.1:9#x"]) == 2
     assert "had no judge" in capsys.readouterr().err
+
+
+def _judged_run(tmp_path: Path, n: int = 4) -> tuple[Path, Path, list[vb.Item]]:
+    items = vb.load_benchmark("benchmark_v1")[:n]
+    with _server(_b_clips(items), flip=0.0) as old:
+        h = vb.benchmark(items, SYS_A, SYS_B, Judge.local(old.url, "base-judge"),
+                         probes=ProbeSet([PitchProbe()]), labels=("low", "high"),
+                         cache=tmp_path / "cache.sqlite", progress=False, canaries=False)
+    h.save(tmp_path / "run")
+    return tmp_path / "run", tmp_path / "cache.sqlite", items
+
+
+def test_judge_agree_without_the_clips_is_an_error_not_an_unchanged_verdict(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, it re-judged 0 items, printed "headline verdict …: unchanged" and exited 0.
+    run, cache, _ = _judged_run(tmp_path)
+    with vb.Cache(tmp_path / "empty.sqlite"):
+        pass  # a cache that holds none of the run's clips (as for a dir: system)
+    with FakeJudgeServer("openai", lambda c: Reply(json.dumps(answer("A", 3, 1)))) as new:
+        assert main(["judge", "agree", str(run), "--judge", f"local:{new.url}#new",
+                     "--cache", str(tmp_path / "empty.sqlite")]) == 2
+        assert not new.calls
+    err = capsys.readouterr().err
+    assert "none of the 4 chosen items has both clips in the cache" in err
+    assert "nothing can be re-judged" in err and "unchanged" not in err
+
+
+def test_judge_agree_whose_new_judge_fails_everywhere_says_nothing_is_known(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run, cache, _ = _judged_run(tmp_path)
+    with FakeJudgeServer("openai", lambda c: Reply(status=400, body={"error": "no"})) as new:
+        assert main(["judge", "agree", str(run), "--judge", f"local:{new.url}#new"]) == 3
+    out = capsys.readouterr().out
+    assert "0 of 4 judged items" in out
+    assert "headline verdict" in out and "cannot be decided" in out and "unchanged" not in out
+    assert "no item was re-judged (the new judge failed on all 4)" in out

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..constants import AGREE_ITEMS, AGREE_SEED, EXIT_OK, EXIT_USAGE
+from ..constants import AGREE_ITEMS, AGREE_SEED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from ..errors import ConfigError
 from ..judge import DEFAULT_GEMINI_MODEL
 from ..prompts import CATEGORIES
@@ -127,7 +127,8 @@ def run_agree(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print("\n".join(res.lines()))
-    return EXIT_OK
+    # Nothing re-judged: the comparison is missing, as an instrument's failure leaves a run.
+    return EXIT_OK if res.items else EXIT_INCOMPLETE
 
 
 def run_compare(args: argparse.Namespace) -> int:
