@@ -181,3 +181,27 @@ def test_dry_run_prints_the_calls_the_real_run_makes(tmp_path: Path,
         again = capsys.readouterr().out
         assert "judge requests to make: 0" in again
         assert len(server.calls) == planned
+
+
+@pytest.mark.slow
+def test_the_dry_run_reads_a_dir_systems_clips_and_counts_its_cached_verdicts(
+        clips: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, a dir: system (its clips are files, never cached) left every count "unknown"
+    # and priced all 192 calls, though the real run then made none.
+    follow = _judged_set(clips["espeak-follow"])
+    with FakeJudgeServer("openai", _prefers(follow)) as server:
+        _run(clips, tmp_path, "judged", "espeak-flat", "espeak-follow", server.url)
+        made = len(server.calls)
+        capsys.readouterr()
+        assert main(["run", "--system-a", f"dir:{clips['espeak-flat']}", "--system-b",
+                     f"dir:{clips['espeak-follow']}", "--limit", str(N_ITEMS), "--judge",
+                     f"local:{server.url}#omni", "--judge-price", "2,12",
+                     "--cache", str(tmp_path / "judged.sqlite"), "--skip-canaries",
+                     "--dry-run"]) == 0
+        printed = capsys.readouterr().out
+        assert len(server.calls) == made  # the dry run sent nothing
+    assert made == N_ITEMS * 2 * 2
+    assert f"already cached: {made}; to make: 0" in printed
+    assert "judge requests to make: 0" in printed
+    assert f"{2 * N_ITEMS} clips already made (cached, or a dir: system's files) at their real " \
+        "duration, 32 tokens/s" in printed

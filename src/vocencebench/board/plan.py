@@ -19,7 +19,7 @@ from typing import Any
 from .._numbers import is_real_number
 from ..cache import Cache, NullCache
 from ..constants import JUDGE_OUTPUT_ALLOWANCE_TOKENS
-from ..errors import ConfigError
+from ..errors import ConfigError, VocenceError
 from ..schema import Item
 from ..traits import TRAITS, TraitRegistry, unscored_words
 from .cells import pair_order
@@ -140,7 +140,8 @@ class JudgePlan:
                      "is produced and judged; an invalid answer is asked again)")
         t = self.tokens_per_call
         if t is not None:
-            how = (f"{self.clips_measured} cached clips at their real duration"
+            how = (f"{self.clips_measured} clips already made (cached, or a dir: system's "
+                   f"files) at their real duration"
                    + (f", {self.clips_estimated} not yet synthesised at 2.5 words per second"
                       if self.clips_estimated else ""))
             out = ("the ceiling: --judge-max-output-tokens" if self.output_ceiling is not None
@@ -190,13 +191,26 @@ def system_order(systems: Sequence[str], anchor: str | None) -> tuple[str, ...]:
 
 def _cached_clips(items: Sequence[Item], system: Any, store: Any
                   ) -> list[bytes | None] | None:
-    """The system's clips that are already in ``store`` (None where missing), read through
-    the pipeline's own cache keys; None for a system whose clips are never cached."""
+    """The system's clips that exist already (None where missing): a ``dir:`` system's
+    files, read as the run reads them (reading is not synthesis), else those in ``store``
+    under the pipeline's own cache keys; None for a system whose clips are never cached."""
     from ..compare import cached_clips
+    from ..systems.directory import DirectoryAdapter
 
+    if isinstance(system, DirectoryAdapter):
+        return [_stored_clip(system, it) for it in items]
     if not getattr(system, "cache_clips", True):
         return None
     return cached_clips(items, system, store)
+
+
+def _stored_clip(system: Any, item: Item) -> bytes | None:
+    """``item``'s clip file of a ``dir:`` system, or None when it is missing or unusable
+    (the run will then fail that item the same way)."""
+    try:
+        return bytes(system.synthesize_item(item))
+    except VocenceError:
+        return None
 
 
 def _clip_seconds(clip: bytes | None, item: Item) -> float:
