@@ -38,7 +38,7 @@ from .judge import CachingJudge, PairJudge
 from .pair import covered_dimensions
 from .probes.base import BatchedProbe, ProbeSuite
 from .result import Head2Head, decide_pairs
-from .schema import INCOMPLETE, Item
+from .schema import OUTCOME_WORDS, Item
 from .specs import make_executor
 from .traits import TRAITS, TraitRegistry, unscored_words
 from .transcribe import Transcriber
@@ -265,7 +265,7 @@ def _run(
     if labels[0] == labels[1]:
         raise ConfigError(f"the two systems need different labels, got {labels[0]!r} twice")
     for lab in labels:
-        if lab in (INCOMPLETE, "tie"):
+        if lab in OUTCOME_WORDS:
             raise ConfigError(f"{lab!r} cannot label a system: it is a decision outcome")
     probes = s.probe_set()
     _check_components(probes, transcriber, judge)

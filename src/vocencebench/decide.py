@@ -34,7 +34,7 @@ from .constants import (
 )
 from .constants import PROJECT_SEED as PROJECT_SEED  # not used here; served (RULE_NUMBERS)
 from .errors import ConfigError, ScoresError
-from .schema import Decision
+from .schema import OUTCOME_WORDS, Decision
 from .traits import TRAITS, Trait, TraitRegistry
 
 __all__ = [
@@ -242,6 +242,9 @@ def decide(
         raise ScoresError("no paired samples to decide on")
     if labels[0] == labels[1]:
         raise ScoresError(f"the two systems need different labels, got {labels[0]!r} twice")
+    for lab in labels:
+        if lab in OUTCOME_WORDS:  # a winner named "tie" would read as a tie
+            raise ScoresError(f"{lab!r} cannot label a system: it is a decision outcome")
     for lab, vals in ((labels[0], a), (labels[1], b)):
         for i, v in enumerate(vals):
             if not 0.0 <= v <= 1.0:

@@ -34,7 +34,7 @@ from ._report.gate import gate_record
 from ._report.judge import behaviour_record
 from .clips import CLIPS_DIR, prune_clips
 from .constants import COMPOSITE_TOLERANCE, REPORT_DECISIVE_CLIPS
-from .errors import ConfigError, VocenceError
+from .errors import ConfigError, ScoresError, VocenceError
 from .outputs import verify_set, write_set
 from .pair import PairResult
 from .report import render_html, render_markdown, render_summary
@@ -315,7 +315,11 @@ def recompute_decision(h: Head2Head, *, source: str = "run.json") -> Decision:
     def by_rule(sample: SampleScore) -> SampleScore:
         if sample.S is None:
             return sample
-        expected = rule_mismatch(sample.S, sample.d, sample.gate, sample.failure)
+        try:
+            expected = rule_mismatch(sample.S, sample.d, sample.gate, sample.failure)
+        except ScoresError as exc:  # an empty d, a gate no rule knows: edited as well
+            bad.append(f"item {sample.item!r} system {sample.system!r}: {exc}")
+            return sample
         if expected is None:
             return sample
         bad.append(f"item {sample.item!r} system {sample.system!r}: S={sample.S!r}, its d "

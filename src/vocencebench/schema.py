@@ -20,6 +20,7 @@ from .errors import ConfigError
 
 __all__ = [
     "INCOMPLETE",
+    "OUTCOME_WORDS",
     "SCHEMA_VERSION",
     "UNMEASURABLE",
     "WINNERS",
@@ -41,6 +42,8 @@ SCHEMA_VERSION = 1
 UNMEASURABLE = "unmeasurable"
 #: ``Decision.winner`` of a run with items that could not be scored (an instrument failed).
 INCOMPLETE = "incomplete"
+#: The words a Decision's winner holds besides a system label: no system may be named so.
+OUTCOME_WORDS: frozenset[str] = frozenset({"tie", INCOMPLETE})
 
 Winner = Literal["a", "b", "tie"]
 #: The values of ``Verdict.winner``, a judge's or a human rater's preference: system a,

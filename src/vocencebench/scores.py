@@ -41,14 +41,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._numbers import is_desirability, is_gate_value, is_real_number
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, COMPOSITE_TOLERANCE
 from .decide import composite
 from .early_stopping import decide_ranges, range_of, sample_range
 from .errors import ScoresError
-from .schema import INCOMPLETE, Decision, SampleScore, dumps_canonical
+from .schema import INCOMPLETE, OUTCOME_WORDS, Decision, SampleScore, dumps_canonical
 
 if TYPE_CHECKING:
     from .pair import PairResult
@@ -74,22 +74,25 @@ _REQUIRED = ("item", "system", "S")
 
 def rule_composite(d: Any, gate: Any, failure: Any) -> float | None:
     """The S that a sample's own ``d``, ``gate`` and ``failure`` give by the published rule:
-    0.0 for a failed sample (``failure`` set), else ``composite(d, gate)``; None when there
-    is nothing to recompute from (no ``d``, or an empty one without a failure: S is then
+    0.0 for a failed sample (``failure`` set) or a vetoed one (gate 0), else
+    ``composite(d, gate)``; None when there is nothing to recompute from (no ``d``: S is then
     taken as given). Raises ScoresError (message without a location; the caller adds it)
-    for a ``d`` that is not a mapping of numbers on [0, 1], or a gate other than 0, 1 or
-    None."""
-    if failure:
+    for a gate other than 0, 1 or None, an empty ``d`` (no scored dimension: no composite,
+    never S = 1), or a ``d`` that is not a mapping of numbers on [0, 1]."""
+    if not is_gate_value(gate):
+        raise ScoresError(f"gate={gate!r} must be 0, 1 or null")
+    if failure or gate == 0:
         return 0.0
-    if d is None or (isinstance(d, dict) and not d):
+    if d is None:
         return None
+    if isinstance(d, dict) and not d:
+        raise ScoresError("d is empty: a sample with no scored dimension has no composite "
+                          "(never S = 1); an instrument failure is a row with incomplete set")
     if not isinstance(d, dict):
         raise ScoresError(f"d must be an object of desirabilities, got {type(d).__name__}")
     for dim, v in d.items():
         if not is_desirability(v):
             raise ScoresError(f"d[{dim!r}]={v!r} is not a number in [0, 1]")
-    if not is_gate_value(gate):
-        raise ScoresError(f"gate={gate!r} must be 0, 1 or null")
     return composite(d, gate)
 
 
@@ -205,6 +208,10 @@ class ScoresTable:
     #: (item, system) → the row's d (dimension → desirability on [0, 1]) for each scored row
     #: that carries one.
     d: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    #: (item, system) → the dimensions a measured row is scored on (d's keys, plus an
+    #: unjudged row's judged ones); and the rows the gate vetoed (gate 0).
+    dims: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    vetoed: frozenset[tuple[str, str]] = frozenset()
 
     def pair(self, incumbent: str | None = None, challenger: str | None = None, *,
              allow_incomplete: bool = False) -> PairedScores:
@@ -249,6 +256,7 @@ class ScoresTable:
                 + ". Every item needs one row per system; drop or re-score the unpaired ones."
             )
         items = tuple(i for i in self.items if i in a_rows or i in skip)
+        self._check_dimensions(inc, chal, [i for i in items if i not in skip])
         # The rows' d go with the pair (for the per-trait means) only when every scored row
         # of both systems has one: a mean over the rows that happen to carry d would mislead.
         scored = [(i, sy) for i in items for sy in (inc, chal)
@@ -270,6 +278,7 @@ class ScoresTable:
                 (i, next(self.incomplete[(i, sy)] for sy in (inc, chal)
                          if (i, sy) in self.incomplete))
                 for i in gaps),
+            source=self.source,
         )
 
     def _rows(self, system: str, skip: set[str]) -> dict[str, tuple[float, float]]:
@@ -306,8 +315,31 @@ class ScoresTable:
         else:
             inc, chal = self.systems[0], self.systems[1]
         if inc == chal:
-            raise ScoresError(f"incumbent and challenger are both {inc!r}; name two systems")
+            raise ScoresError(f"{self.source}: incumbent and challenger are both {inc!r}; "
+                              "name two systems")
         return inc, chal
+
+    def _check_dimensions(self, inc: str, chal: str, items: Sequence[str]) -> None:
+        """Both clips of an item are scored on the same dimensions, the pair's (all it
+        covers), unless the judge was not needed: one side failed (the other keeps its probe
+        dimensions) or the gate vetoed both (both lack the judged ones). A row that leaves a
+        dimension out escapes it, so such a file is refused, naming the row."""
+        every = frozenset().union(*(self.dims[(i, s)] for i in items for s in (inc, chal)
+                                    if (i, s) in self.dims))
+        for i in items:
+            ka, kb = self.dims.get((i, inc)), self.dims.get((i, chal))
+            if ka is None or kb is None:  # a failed side, or S taken as given
+                continue
+            both_vetoed = (i, inc) in self.vetoed and (i, chal) in self.vetoed
+            want = (ka | kb) if both_vetoed else every
+            for sy, k in ((inc, ka), (chal, kb)):
+                if k != want:
+                    raise ScoresError(
+                        f"{self.source}:{self.lines[(i, sy)]}: item {i!r} system {sy!r} is "
+                        f"scored on {', '.join(sorted(k)) or 'nothing'} but its pair on "
+                        f"{', '.join(sorted(want))}: both clips of an item are scored on "
+                        "the same dimensions (a row that leaves one out escapes it); the "
+                        "file was edited or written by another rule")
 
 
 @dataclass(frozen=True)
@@ -334,6 +366,8 @@ class PairedScores:
     d_b: tuple[Mapping[str, float], ...] = ()
     bounds_a: tuple[tuple[float, float] | None, ...] = ()
     bounds_b: tuple[tuple[float, float] | None, ...] = ()
+    #: The file the pair was read from ("" when built in memory): its errors name it.
+    source: str = ""
 
     def __post_init__(self) -> None:
         n = len(self.items)
@@ -382,11 +416,15 @@ class PairedScores:
         """:func:`vocencebench.decide.decide` with labels (incumbent, challenger) on the
         decidable items; when incomplete items were left out, the reason opens with how many
         were decided."""
+        at = f"{self.source}: " if self.source else ""
         ra, rb = self.ranges()
         if not ra:
-            raise ScoresError("no complete paired item to decide on")
-        d = decide_ranges(ra, rb, labels=(self.incumbent, self.challenger), n_boot=n_boot,
-                          seed=seed)
+            raise ScoresError(f"{at}no complete paired item to decide on")
+        try:
+            d = decide_ranges(ra, rb, labels=(self.incumbent, self.challenger), n_boot=n_boot,
+                              seed=seed)
+        except ScoresError as exc:
+            raise ScoresError(f"{at}{exc}") from None
         if not self.incomplete:
             return d
         # The same words as the run's own decision (decide_pairs), so a published
@@ -424,17 +462,35 @@ def _unjudged_range(where: str, row: Mapping[str, Any]) -> tuple[float, float]:
     return range_of({str(k): float(v) for k, v in d.items()}, dims, gate)
 
 
-def _parse_line(source: str, lineno: int, text: str
-                ) -> tuple[str, str, float | None, str | None, tuple[float, float] | None, bool,
-                           dict[str, float] | None]:
+class _Row(NamedTuple):
+    """One validated line: S (None for an incomplete or unjudged row), the incomplete
+    reason, an unjudged row's S range, whether S was taken as given, the row's d, and the
+    dimensions a measured row is scored on (its d's keys and its unjudged ones; None for a
+    failed row or one without d)."""
+
+    item: str
+    system: str
+    s: float | None
+    gap: str | None
+    rng: tuple[float, float] | None
+    as_given: bool
+    d: dict[str, float] | None
+    dims: frozenset[str] | None
+    vetoed: bool
+
+
+def _parse_line(source: str, lineno: int, text: str) -> _Row:
     where = f"{source}:{lineno}"
     try:
-        row: Any = json.loads(text)
+        row: Any = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ScoresError(
             f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
             "each line must be one JSON object"
         ) from None
+    except (ValueError, RecursionError) as exc:  # a 5 000-digit number, 10⁵ nested arrays
+        raise ScoresError(f"{where}: not a scores row ({' '.join(str(exc).split())[:120]})"
+                          ) from None
     if not isinstance(row, dict):
         raise ScoresError(f"{where}: expected a JSON object, got {type(row).__name__}")
     missing = [k for k in _REQUIRED if k not in row]
@@ -446,8 +502,13 @@ def _parse_line(source: str, lineno: int, text: str
     for key, value in (("item", item), ("system", system)):
         if not isinstance(value, str) or not value:
             raise ScoresError(f"{where}: {key} must be a non-empty string, got {value!r}")
+    if system in OUTCOME_WORDS:
+        raise ScoresError(f"{where}: {system!r} cannot name a system: it is a decision "
+                          "outcome, so a verdict naming it would be ambiguous; rename it")
     if "unjudged" in row:
-        return item, system, None, None, _unjudged_range(where, row), False, None
+        rng = _unjudged_range(where, row)
+        return _Row(item, system, None, None, rng, False, None,
+                    frozenset(row["d"]) | frozenset(row["unjudged"]), row.get("gate") == 0)
     gap = row.get("incomplete")
     if gap is not None:
         if not isinstance(gap, str) or not gap:
@@ -455,19 +516,21 @@ def _parse_line(source: str, lineno: int, text: str
         if s is not None:
             raise ScoresError(f"{where}: item {item!r} system {system!r} is incomplete but has "
                               f"S={s!r}; an incomplete row has S null")
-        return item, system, None, gap, None, False, None
+        return _Row(item, system, None, gap, None, False, None, None, False)
     if not is_real_number(s):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not a number")
-    s = float(s)
+    try:
+        s = float(s)
+    except OverflowError:  # an integer too large for a float: far outside [0, 1]
+        s = math.inf
     if not math.isfinite(s):
         raise ScoresError(f"{where}: item {item!r} system {system!r}: S={s!r} is not finite")
     if not 0.0 <= s <= 1.0:
         raise ScoresError(
             f"{where}: item {item!r} system {system!r}: S={s!r} is outside [0, 1]"
         )
-    try:  # only a row that carries its d is recomputed; one with S alone is taken as given
-        expected = (rule_composite(row["d"], row.get("gate"), row.get("failure"))
-                    if "d" in row else None)
+    try:  # a row without d is taken as given, unless its failure or gate fixes S at 0
+        expected = rule_composite(row.get("d"), row.get("gate"), row.get("failure"))
     except ScoresError as exc:
         raise ScoresError(f"{where}: item {item!r} system {system!r}: {exc}") from None
     if expected is not None and not _follows(s, expected):
@@ -476,8 +539,20 @@ def _parse_line(source: str, lineno: int, text: str
             f"and gate (the published rule, vocencebench.decide.composite, gives "
             f"{expected!r}); the row was edited or written by another rule"
         )
-    d = None if expected is None else {k: float(v) for k, v in row["d"].items()}
-    return item, system, s, None, None, expected is None, d
+    d = None if expected is None else {k: float(v) for k, v in (row.get("d") or {}).items()}
+    measured = d is not None and not row.get("failure") and isinstance(row.get("d"), dict)
+    return _Row(item, system, s, None, None, expected is None, d,
+                frozenset(d) if measured and d is not None else None, row.get("gate") == 0)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key appears twice (which value counts is a guess)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} appears twice in one row")
+        out[k] = v
+    return out
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
@@ -506,13 +581,20 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     incomplete: dict[tuple[str, str], str] = {}
     ranges: dict[tuple[str, str], tuple[float, float]] = {}
     desirability: dict[tuple[str, str], dict[str, float]] = {}
+    dims: dict[tuple[str, str], frozenset[str]] = {}
+    vetoed: set[tuple[str, str]] = set()
     given = scored = 0
     # JSON Lines ends a row at "\n" only: str.splitlines() would also split inside a label
     # holding U+2028, U+2029 or U+0085, which the canonical JSON writer leaves as they are.
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        item, system, s, gap, rng, as_given, d = _parse_line(source, lineno, raw)
+        row = _parse_line(source, lineno, raw)
+        item, system, s, gap, rng, as_given, d = row[:7]
+        if row.dims is not None:
+            dims[(item, system)] = row.dims
+        if row.vetoed:
+            vetoed.add((item, system))
         scored += s is not None
         given += as_given
         if (item, system) in lines:
@@ -538,6 +620,7 @@ def read_scores(path: str | os.PathLike[str]) -> ScoresTable:
     return ScoresTable(
         source=source, systems=tuple(systems), items=tuple(items), scores=scores, lines=lines,
         incomplete=incomplete, ranges=ranges, given=given, scored=scored, d=desirability,
+        dims=dims, vetoed=frozenset(vetoed),
     )
 
 

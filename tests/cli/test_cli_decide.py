@@ -155,6 +155,30 @@ ERROR_CASES: list[tuple[str, list[str], list[str], str]] = [
      ["--incumbent", "a", "--challenger", "a"], r"both 'a'"),
     ("empty", [], [], r"empty scores file"),
     ("blank only", ["", "   "], [], r"empty scores file"),
+    # The fourth audit: each of these was a wrong verdict or a traceback.
+    ("system named tie", [_row("i1", "a", 0.1), _row("i1", "tie", 0.9)], [],
+     r":2: 'tie' cannot name a system: it is a decision outcome"),
+    ("system named incomplete", [_row("i1", "incomplete", 0.1), _row("i1", "b", 0.9)], [],
+     r":1: 'incomplete' cannot name a system"),
+    ("401-digit S", [_row("i1", "a", 0.5), '{"item": "i1", "system": "b", "S": 1' + "0" * 400
+                     + "}"], [], r":2: item 'i1' system 'b': S=inf is not finite"),
+    ("5001-digit S", [_row("i1", "a", 0.5), '{"item": "i1", "system": "b", "S": 1' + "0" * 5000
+                      + "}"], [], r":2: not a scores row \(Exceeds the limit"),
+    ("deep nesting", [_row("i1", "a", 0.5), '{"item": "i1", "system": "b", "S": 0.5, "x": '
+                      + "[" * 100_000 + "]" * 100_000 + "}"], [], r":2: not a scores row"),
+    ("duplicate key", [_row("i1", "a", 0.5), '{"item": "i1", "system": "b", "S": 0.1, "S": 1}'],
+     [], r":2: not a scores row \(key 'S' appears twice in one row\)"),
+    ("failed but S 1", [_row("i1", "a", 0.5), _row("i1", "b", 1.0, failure="synthesis: x")], [],
+     r":2: item 'i1' system 'b': S=1.0 does not follow from its d and gate .* gives 0.0"),
+    ("vetoed but S 1", [_row("i1", "a", 0.5), _row("i1", "b", 1.0, gate=0)], [],
+     r":2: item 'i1' system 'b': S=1.0 does not follow"),
+    ("empty d", [_row("i1", "a", 0.5), _row("i1", "b", 1.0, d={})], [],
+     r":2: item 'i1' system 'b': d is empty: a sample with no scored dimension"),
+    ("bad gate without d", [_row("i1", "a", 0.5), _row("i1", "b", 0.5, gate="banana")], [],
+     r":2: item 'i1' system 'b': gate='banana' must be 0, 1 or null"),
+    ("dimension left out", [_row("i1", "a", 1.0, d={"pitch": 1.0, "pace": 1.0}),
+                            _row("i1", "b", 1.0, d={"pitch": 1.0})], [],
+     r":2: item 'i1' system 'b' is scored on pitch but its pair on pace, pitch"),
 ]
 
 
@@ -246,3 +270,54 @@ def test_an_incomplete_row_must_have_a_null_score(tmp_path: Path) -> None:
                  '{"item":"x","system":"b","S":0.5}\n')
     with pytest.raises(ScoresError, match=r"incomplete but has S=0\.5"):
         read_scores(f)
+
+
+def test_both_clips_of_an_item_are_scored_on_the_pairs_dimensions(tmp_path: Path) -> None:
+    """The forgery the audit built: every dimension a row missed dropped from its d and S
+    recomputed honestly from the rest. Only the rule's own exceptions may differ: a failed
+    side (the other keeps its probe dimensions) and an item the gate vetoed on both sides
+    (neither was judged)."""
+    full = {"pitch": 1.0, "pace": 0.5, "tone": 1.0}
+    probes = {"pitch": 1.0, "pace": 0.5}
+    ok = [_row("i1", "a", 0.7937005259840998, d=full), _row("i1", "b", 0.7937005259840998,
+                                                           d=full),
+          _row("i2", "a", 0.0, d={}, failure="synthesis: boom"),
+          _row("i2", "b", 0.7071067811865476, d=probes),
+          _row("i3", "a", 0.0, d=probes, gate=0), _row("i3", "b", 0.0, d=probes, gate=0)]
+    assert decide_scores(_write(tmp_path, ok)).n == 3
+    forged = [*ok, _row("i4", "a", 0.7071067811865476, d=probes),
+              _row("i4", "b", 0.7937005259840998, d=full)]
+    with pytest.raises(ScoresError, match=r":7: item 'i4' system 'a' is scored on pace, pitch "
+                                          r"but its pair on pace, pitch, tone"):
+        decide_scores(_write(tmp_path, forged, "forged.jsonl"))
+    vetoed = [*ok, _row("i4", "a", 0.0, d=probes, gate=0),
+              _row("i4", "b", 0.0, d={"pitch": 1.0}, gate=0)]
+    with pytest.raises(ScoresError, match=r"item 'i4' system 'b' is scored on pitch but its "
+                                          r"pair on pace, pitch"):
+        decide_scores(_write(tmp_path, vetoed, "vetoed.jsonl"))
+
+
+def test_a_row_with_s_alone_is_still_taken_as_given(tmp_path: Path) -> None:
+    p = _write(tmp_path, [_row("i1", "a", 0.2), _row("i1", "b", 0.9, d=None)])
+    table = read_scores(p)
+    assert table.given == 2 and table.scored == 2
+
+
+def test_the_arithmetic_refuses_an_outcome_word_as_a_label() -> None:
+    from vocencebench.board.cells import check_names
+    from vocencebench.decide import decide
+    from vocencebench.errors import ConfigError
+
+    for word in ("tie", "incomplete"):
+        with pytest.raises(ScoresError, match=f"'{word}' cannot label a system"):
+            decide([0.1, 0.2], [0.9, 0.9], labels=("x", word))
+        with pytest.raises(ConfigError, match=f"'{word}' cannot name a system"):
+            check_names(["x", word])
+
+
+def test_an_error_after_pairing_names_the_file(tmp_path: Path) -> None:
+    rows = [json.dumps({"item": f"i{k}", "system": s, "S": None, "d": {"pitch": 1.0},
+                        "unjudged": ["tone"], "gate": 1}) for k in range(3) for s in "ab"]
+    p = _write(tmp_path, rows)
+    with pytest.raises(ScoresError, match=rf"^{p}: 3 of 3 items were never judged"):
+        decide_scores(p)

@@ -116,7 +116,7 @@ def _judged_run(tmp_path: Path, n: int = 4) -> tuple[Path, Path, list[vb.Item]]:
 def test_judge_agree_without_the_clips_is_an_error_not_an_unchanged_verdict(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before, it re-judged 0 items, printed "headline verdict …: unchanged" and exited 0.
-    run, cache, _ = _judged_run(tmp_path)
+    run, _, _ = _judged_run(tmp_path)
     with vb.Cache(tmp_path / "empty.sqlite"):
         pass  # a cache that holds none of the run's clips (as for a dir: system)
     with FakeJudgeServer("openai", lambda c: Reply(json.dumps(answer("A", 3, 1)))) as new:
@@ -130,7 +130,7 @@ def test_judge_agree_without_the_clips_is_an_error_not_an_unchanged_verdict(
 
 def test_judge_agree_whose_new_judge_fails_everywhere_says_nothing_is_known(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run, cache, _ = _judged_run(tmp_path)
+    run, _, _ = _judged_run(tmp_path)
     with FakeJudgeServer("openai", lambda c: Reply(status=400, body={"error": "no"})) as new:
         assert main(["judge", "agree", str(run), "--judge", f"local:{new.url}#new"]) == 3
     out = capsys.readouterr().out

@@ -17,7 +17,7 @@ from ..constants import BOOTSTRAP_N, BOOTSTRAP_SEED
 from ..decide import decide
 from ..early_stopping import decide_ranges
 from ..errors import ConfigError
-from ..schema import Decision
+from ..schema import OUTCOME_WORDS, Decision
 from ..scores import PairedScores
 
 __all__ = [
@@ -50,12 +50,15 @@ def pair_order(systems: Sequence[str], anchor: str | None = None) -> tuple[tuple
 
 
 def check_names(systems: Sequence[str]) -> None:
-    """Refuse fewer than two systems, an empty or non-string name, or a name given twice."""
+    """Refuse fewer than two systems, an empty or non-string name, a decision outcome
+    (``tie``, ``incomplete``) as a name, or a name given twice."""
     if len(systems) < 2:
         raise ConfigError(f"a leaderboard needs at least two systems, got {list(systems)}")
     for s in systems:
         if not isinstance(s, str) or not s:
             raise ConfigError(f"system names must be non-empty strings, got {s!r}")
+        if s in OUTCOME_WORDS:
+            raise ConfigError(f"{s!r} cannot name a system: it is a decision outcome")
     dup = sorted({s for s in systems if list(systems).count(s) > 1})
     if dup:
         raise ConfigError(f"duplicate system name(s): {', '.join(dup)}; give each a name")
