@@ -8,12 +8,16 @@ Inputs (formats documented in ``docs/validation.md``):
   ``rater``. One file or several (one per rater, as ``vocencebench listen`` writes them); a
   file without a ``rater`` column is one rater named after the file. In a file with a
   ``rater`` column a later row for the same rater, id and dimension supersedes an earlier one
-  (the append-only log of ``listen --serve``); in one without, a repeated row is an error;
+  (the append-only log of ``listen --serve``); in one without, a repeated row is an error.
+  The listening page's own export names the clip on the left or right, not a system: it is
+  read with its test's key (``key.json``) and refused without it (``_util/human_labels.py``);
 * judge verdicts: a run directory (its ``run.json``: every pair's verdicts, the labels and
   the run's winner) or JSON Lines, one object per line with ``id`` and the
   :class:`~vocencebench.schema.Verdict` fields, at top level or under ``"verdict"``.
 
-Rows are matched on ``(id, dimension)``. Reported per dimension and overall
+Only labels of the run's items and dimensions count; the others are left out of every
+number and named (:attr:`CalibrationReport.left_out`). Rows are matched on
+``(id, dimension)``. Reported per dimension and overall
 (:class:`Agreement`): agreement of the 3-way winner with a seeded percentile-bootstrap
 interval over items, Cohen's κ over {a, b, tie}, Spearman's ρ between human and judge
 per-clip scores (average ranks for ties), and the judge's order-swap consistency rate; with
@@ -25,19 +29,28 @@ undefined for the data is None, never a made-up number.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._util.human_labels import (
+    LISTENING_DIMENSIONS,
+    HumanLabel,
+    ListeningKey,
+    read_human_csv,
+    read_listening_key,
+)
 from ._util.text import terminal_safe
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, CALIBRATION_BOOTSTRAP_N, CALIBRATION_CI
 from .errors import ConfigError, VocenceError
 from .schema import SCHEMA_VERSION, WINNERS, Decision, Verdict, check_schema_version
+
+if TYPE_CHECKING:
+    from .pair import PairResult
 
 __all__ = [
     "LABELS",
@@ -46,15 +59,18 @@ __all__ = [
     "HumanLabel",
     "HumanVerdict",
     "JudgeSource",
+    "ListeningKey",
     "agreement",
     "calibrate",
     "calibrate_files",
     "cohen_kappa",
     "human_head_to_head",
+    "judge_source",
     "krippendorff_alpha",
     "preference_scores",
     "read_human_csv",
     "read_judge",
+    "read_listening_key",
     "read_verdicts_jsonl",
     "spearman",
 ]
@@ -65,19 +81,6 @@ LABELS: tuple[str, str, str] = WINNERS
 
 #: A preference as the paired score of each side (:func:`preference_scores`).
 PREFERENCE = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
-
-
-@dataclass(frozen=True)
-class HumanLabel:
-    """One human judgement: item ``id``, ``dimension``, ``winner``, optional 0–3 scores and
-    the ``rater`` who gave it."""
-
-    id: str
-    dimension: str
-    winner: str
-    score_a: float | None = None
-    score_b: float | None = None
-    rater: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,9 +133,28 @@ class CalibrationReport:
     inter_rater: dict[str, float | None] = field(default_factory=dict)
     human_verdicts: dict[str, HumanVerdict] = field(default_factory=dict)
     labels: tuple[str, str] = ("a", "b")
-    #: Dimensions the human labels name that no verdict has (a typo such as ``tonee``, or a
-    #: dimension the judge was not asked about); empty when there is no verdict at all.
+    #: Dimensions the human labels name that are not the run's (a typo such as ``tonee`` or
+    #: ``Tone``); empty when nothing says what the run's dimensions are (no verdict at all).
     unknown_dimensions: tuple[str, ...] = ()
+    #: Human rows left out of every number: their id is not an item of the run, or their
+    #: dimension is not the run's (``unknown_ids``, ``unknown_dimensions``).
+    left_out: int = 0
+    unknown_ids: tuple[str, ...] = ()
+
+    def left_out_line(self) -> str | None:
+        """The WARNING naming what was left out (raw text: the caller escapes it), or None."""
+        if not self.left_out:
+            return None
+
+        def first(names: Sequence[str]) -> str:
+            more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+            return ", ".join(repr(x) for x in names[:5]) + more
+
+        why = ([f"id(s) not in the run: {first(self.unknown_ids)}"] if self.unknown_ids
+               else []) + ([f"dimension(s) not the run's: {first(self.unknown_dimensions)}"]
+                           if self.unknown_dimensions else [])
+        return (f"WARNING: {self.left_out} human label row(s) left out of every number; "
+                + "; ".join(why))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -142,6 +164,8 @@ class CalibrationReport:
             "unmatched_human": self.unmatched_human,
             "unmatched_verdicts": self.unmatched_verdicts,
             "unknown_dimensions": list(self.unknown_dimensions),
+            "left_out": self.left_out,
+            "unknown_ids": list(self.unknown_ids),
             "raters": list(self.raters),
             "inter_rater_alpha": dict(self.inter_rater),
             "labels": list(self.labels),
@@ -180,10 +204,9 @@ class CalibrationReport:
                          f"{f(alpha):>8}  {_verdict_line(hv)}")
         lines.append(f"unmatched: {self.unmatched_human} human rows, "
                      f"{self.unmatched_verdicts} verdicts (matched on id + dimension)")
-        if self.unknown_dimensions:
-            lines.append("human labels name dimension(s) no verdict has: "
-                         + ", ".join(terminal_safe(repr(d)) for d in self.unknown_dimensions)
-                         + " (a typo, or a dimension the judge was not asked about)")
+        warning = self.left_out_line()
+        if warning is not None:
+            lines.append(terminal_safe(warning))
         if self.overall.n == 0 and self.unmatched_verdicts == 0:
             lines.append("no judge verdict at all: agreement needs a run made with a judge "
                          "(--judge); the human verdict column needs none")
@@ -376,6 +399,8 @@ def calibrate(
     *,
     labels: tuple[str, str] = ("a", "b"),
     run_winner: str | None = None,
+    items: Iterable[str] | None = None,
+    dimensions: Iterable[str] | None = None,
     n_boot: int = CALIBRATION_BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
     level: float = CALIBRATION_CI,
@@ -383,12 +408,12 @@ def calibrate(
     """Match ``human`` labels to ``verdicts`` keyed by ``(id, dimension)`` and measure:
     agreement per dimension and overall, Krippendorff's α between raters, and the human
     head-to-head (``labels`` and ``run_winner``: the run's, to say whether the raters name
-    the same winner). A rater labelling the same id and dimension twice is an error."""
+    the same winner). ``items`` and ``dimensions``: the run's (default: those of
+    ``verdicts``, plus the listening test's questions); a label of another id or dimension
+    is left out of every number and named. A rater labelling the same id and dimension
+    twice is an error."""
     rows = list(human)
-    pairs: list[tuple[HumanLabel, Verdict]] = []
     seen: set[tuple[str, str, str]] = set()
-    unmatched_human = 0
-    matched: set[tuple[str, str]] = set()
     for h in rows:
         key = (h.rater, h.id, h.dimension)
         if key in seen:
@@ -396,6 +421,21 @@ def calibrate(
             raise ConfigError(f"{who}two human labels for id {h.id!r}, dimension "
                               f"{h.dimension!r}; keep one row per pair and rater")
         seen.add(key)
+    # With no verdict and no run, nothing says which ids and dimensions are the run's.
+    known_ids = (set(items) if items is not None
+                 else {i for i, _ in verdicts} if verdicts else None)
+    known_dims = (set(dimensions) if dimensions is not None
+                  else {d for _, d in verdicts} | set(LISTENING_DIMENSIONS) if verdicts
+                  else None)
+    bad_ids = sorted({h.id for h in rows} - known_ids) if known_ids is not None else []
+    bad_dims = (sorted({h.dimension for h in rows} - known_dims) if known_dims is not None
+                else [])
+    rows_all, rows = rows, [h for h in rows if h.id not in set(bad_ids)
+                            and h.dimension not in set(bad_dims)]
+    pairs: list[tuple[HumanLabel, Verdict]] = []
+    unmatched_human = 0
+    matched: set[tuple[str, str]] = set()
+    for h in rows:
         v = verdicts.get((h.id, h.dimension))
         if v is None:
             unmatched_human += 1
@@ -423,71 +463,14 @@ def calibrate(
         by_dimension={d: agreement(p, **kw) for d, p in sorted(by_dim.items())},
         unmatched_human=unmatched_human,
         unmatched_verdicts=len(set(verdicts) - matched),
-        unknown_dimensions=tuple(sorted({h.dimension for h in rows}
-                                        - {d for _, d in verdicts})) if verdicts else (),
+        unknown_dimensions=tuple(bad_dims),
         raters=raters,
         inter_rater=alpha,
         human_verdicts=human_head_to_head(rows, labels=labels, run_winner=run_winner),
         labels=labels,
+        left_out=len(rows_all) - len(rows),
+        unknown_ids=tuple(bad_ids),
     )
-
-
-def _score(value: str | None, where: str) -> float | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        x = float(value)
-    except ValueError:
-        raise ConfigError(f"{where}: score {value!r} is not a number (0-3)") from None
-    if not (math.isfinite(x) and 0 <= x <= 3):
-        raise ConfigError(f"{where}: score {value!r} is outside 0-3")
-    return x
-
-
-def read_human_csv(path: str | os.PathLike[str]) -> list[HumanLabel]:
-    """Read human labels (see the module docstring for the columns). A file without a
-    ``rater`` column is one rater named after the file (its stem); with one, a blank rater is
-    the file's stem too, and a later row for the same rater, id and dimension replaces the
-    earlier one."""
-    stem = Path(path).stem
-    try:
-        # utf-8-sig: a spreadsheet's UTF-8 export starts with a byte-order mark, which would
-        # otherwise become part of the first column's name.
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            cols = set(reader.fieldnames or ())
-            missing = {"id", "dimension", "winner"} - cols
-            if missing:
-                raise ConfigError(f"{path}: missing column(s) {', '.join(sorted(missing))}; "
-                                  "need id,dimension,winner[,score_a,score_b][,rater]")
-            log = "rater" in cols
-            out: dict[tuple[str, str, str], HumanLabel] = {}
-            plain: list[HumanLabel] = []
-            for line, row in enumerate(reader, start=2):
-                where = f"{path}:{line}"
-                winner = (row.get("winner") or "").strip().lower()
-                if winner not in LABELS:
-                    raise ConfigError(f"{where}: winner {row.get('winner')!r} is not a, b or tie")
-                ident, dim = (row.get("id") or "").strip(), (row.get("dimension") or "").strip()
-                if not ident or not dim:
-                    raise ConfigError(f"{where}: id and dimension must not be empty")
-                sa, sb = _score(row.get("score_a"), where), _score(row.get("score_b"), where)
-                if (sa is None) != (sb is None):
-                    raise ConfigError(f"{where}: give both score_a and score_b, or neither")
-                rater = (row.get("rater") or "").strip() or stem
-                label = HumanLabel(ident, dim, winner, sa, sb, rater)
-                if log:
-                    out.pop((rater, ident, dim), None)  # re-insert: the latest row's place
-                    out[(rater, ident, dim)] = label
-                else:
-                    plain.append(label)
-    except OSError as exc:
-        raise ConfigError(f"cannot read human labels {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason})") from None
-    except csv.Error as exc:  # e.g. a field over the csv module's size limit
-        raise ConfigError(f"{path}:{reader.line_num}: not a readable CSV row ({exc})") from None
-    return list(out.values()) if log else plain
 
 
 @dataclass(frozen=True)
@@ -498,6 +481,24 @@ class JudgeSource:
     verdicts: dict[tuple[str, str], Verdict]
     labels: tuple[str, str] = ("a", "b")
     winner: str | None = None
+    #: The run's item ids and dimensions (None: JSON Lines, where the verdicts say them).
+    items: frozenset[str] | None = None
+    dimensions: frozenset[str] | None = None
+
+
+def judge_source(pairs: Iterable[PairResult], labels: tuple[str, str], winner: str
+                 ) -> JudgeSource:
+    """The :class:`JudgeSource` of a run's pairs: every verdict, and the run's items and
+    dimensions (those judged or scored, and the listening test's questions)."""
+    out: dict[tuple[str, str], Verdict] = {}
+    items: set[str] = set()
+    dims: set[str] = set(LISTENING_DIMENSIONS)
+    for pr in pairs:
+        items.add(pr.item.id)
+        dims |= set(pr.verdicts) | set(pr.a.d) | set(pr.b.d)
+        for dim, v in pr.verdicts.items():
+            out[(pr.item.id, dim)] = v
+    return JudgeSource(out, labels, winner, frozenset(items), frozenset(dims))
 
 
 def read_judge(source: str | os.PathLike[str]) -> JudgeSource:
@@ -518,20 +519,16 @@ def read_judge(source: str | os.PathLike[str]) -> JudgeSource:
     if not isinstance(data, dict) or data.get("kind") != "head2head":
         raise ConfigError(f"{f} is not a vocencebench run record (kind 'head2head')")
     check_schema_version(data.get("schema_version", SCHEMA_VERSION), str(f))
-    out: dict[tuple[str, str], Verdict] = {}
     try:
         labels = (str(data["labels"][0]), str(data["labels"][1]))
         winner = str(data["decision"]["winner"])
-        for raw in data["pairs"]:
-            pr = PairResult.from_dict(raw)
-            for dim, v in pr.verdicts.items():
-                out[(pr.item.id, dim)] = v
+        return judge_source([PairResult.from_dict(raw) for raw in data["pairs"]], labels,
+                            winner)
     except VocenceError as exc:
         raise ConfigError(f"{f} is not a readable run record: {str(exc)[:300]}") from None
     except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"{f} is not a complete run record ({type(exc).__name__}: "
                           f"{exc})") from None
-    return JudgeSource(out, labels, winner)
 
 
 def read_verdicts_jsonl(path: str | os.PathLike[str]) -> dict[tuple[str, str], Verdict]:
@@ -569,17 +566,21 @@ def calibrate_files(
     human_csv: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     verdicts: str | os.PathLike[str],
     *,
+    keys: Sequence[str | os.PathLike[str]] = (),
     n_boot: int = CALIBRATION_BOOTSTRAP_N,
     seed: int = BOOTSTRAP_SEED,
     level: float = CALIBRATION_CI,
 ) -> CalibrationReport:
     """:func:`calibrate` over one or several human-label files (one rater each, or with a
-    ``rater`` column) and the judge's verdicts: a run directory or a JSON Lines file
-    (:func:`read_judge`)."""
+    ``rater`` column, or a listening page's export) and the judge's verdicts: a run
+    directory or a JSON Lines file (:func:`read_judge`). ``keys``: listening tests' key
+    files or folders, for page exports whose folder does not hold their key."""
     files = [human_csv] if isinstance(human_csv, str | os.PathLike) else list(human_csv)
     if not files:
         raise ConfigError("calibrate needs at least one human-label file")
-    human = [h for f in files for h in read_human_csv(f)]
+    known = [read_listening_key(k) for k in keys]
+    human = [h for f in files for h in read_human_csv(f, known)]
     judge = read_judge(verdicts)
     return calibrate(human, judge.verdicts, labels=judge.labels, run_winner=judge.winner,
-                     n_boot=n_boot, seed=seed, level=level)
+                     items=judge.items, dimensions=judge.dimensions, n_boot=n_boot,
+                     seed=seed, level=level)

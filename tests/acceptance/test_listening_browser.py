@@ -28,8 +28,9 @@ import pytest
 from cdp import CHROMIUM, SKIP_REASON, Browser
 from listening_run import HOSTILE_TEXT, listen_server, make_clip_run
 from vocencebench._util.text import terminal_safe
+from vocencebench.calibration import read_human_csv, read_listening_key
 from vocencebench.cli import main
-from vocencebench.listen import build_listening_test
+from vocencebench.listen import EXPORT_COLUMNS, build_listening_test
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
@@ -112,19 +113,23 @@ def test_report_audio_loads_with_the_clips_durations(site: dict, tmp_path: Path)
 
 
 def _expected_rows(site: dict, answers: list[tuple[str, str, tuple[int, int] | None]],
-                   rater: str) -> list[list[str]]:
-    data = json.loads((site["test"].directory / "test.json").read_text(encoding="utf-8"))
-    rows = []
+                   rater: str) -> tuple[list[list[str]], list[list[str]]]:
+    """(the page's export: sides, the same rows as the run's a/b by key.json)."""
+    folder = site["test"].directory
+    data = json.loads((folder / "test.json").read_text(encoding="utf-8"))
+    key = read_listening_key(folder)
+    page, run = [], []
     for t, (nat, tone, scores) in zip(data["trials"], answers, strict=False):
-        for dim, key, sc in (("naturalness", nat, None), ("tone", tone, scores)):
-            screen = {"ArrowLeft": "A", "ArrowRight": "B", "ArrowDown": "tie"}[key]
-            winner = ("tie" if screen == "tie"
-                      else "a" if (screen == "A") != t["swap"] else "b")
-            sa = sb = ""
-            if sc is not None:
-                sa, sb = (str(sc[1]), str(sc[0])) if t["swap"] else (str(sc[0]), str(sc[1]))
-            rows.append([t["id"], dim, winner, sa, sb, rater])
-    return rows
+        left = key.left[t["n"]][1]
+        for dim, pressed, sc in (("naturalness", nat, None), ("tone", tone, scores)):
+            choice = {"ArrowLeft": "left", "ArrowRight": "right", "ArrowDown": "tie"}[pressed]
+            sl, sr = ("", "") if sc is None else (str(sc[0]), str(sc[1]))
+            page.append([data["test"], str(t["n"]), t["id"], dim, choice, sl, sr, rater])
+            winner = ("tie" if choice == "tie" else left if choice == "left"
+                      else {"a": "b", "b": "a"}[left])
+            sa, sb = (sl, sr) if left == "a" else (sr, sl)
+            run.append([t["id"], dim, winner, sa, sb, rater])
+    return page, run
 
 
 def _kappa(human: list[str], judge: list[str]) -> float:
@@ -179,11 +184,17 @@ def test_a_rater_answers_by_keyboard_reloads_and_exports(
     assert [f.name for f in exported] == ["labels-Rater_One.csv"]
     with exported[0].open(newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["id", "dimension", "winner", "score_a", "score_b", "rater"]
-    want = _expected_rows(site, answers, rater)
-    assert rows[1:] == want
-    # calibrate reads the export and reproduces the numbers computed here by hand.
-    assert main(["calibrate", str(exported[0]), "--run", str(site["run"]), "--json"]) == 0
+    assert rows[0] == list(EXPORT_COLUMNS)
+    page_rows, want = _expected_rows(site, answers, rater)
+    assert rows[1:] == page_rows
+    # Without the test's key, calibrate refuses the export (its rows name sides): one line.
+    assert main(["calibrate", str(exported[0]), "--run", str(site["run"])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vocencebench calibrate: error:") and err.count("\n") == 1, err
+    assert "key.json" in err and site["test"].test_id in err, err
+    # With it, calibrate reproduces the numbers computed here by hand.
+    assert main(["calibrate", str(exported[0]), "--run", str(site["run"]), "--key",
+                 str(site["test"].directory), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     verdicts = {(p.item.id, d): v.winner for p in site["h"].pairs for d, v in p.verdicts.items()}
     for dim in ("naturalness", "tone"):
@@ -253,4 +264,71 @@ def test_served_page_writes_each_answer_as_it_is_given(site: dict, tmp_path: Pat
     [labels] = list((out / "labels").iterdir())
     written = labels.read_text(encoding="utf-8").splitlines()
     assert len(written) == 1 + 4
-    assert written == exported.replace("\r\n", "\n").splitlines()
+    # The server wrote the run's a/b; the page's export (sides) maps to the same rows.
+    export = out / "export.csv"
+    export.write_text(exported, encoding="utf-8")
+    mapped = ["id,dimension,winner,score_a,score_b,rater"] + [
+        f"{h.id},{h.dimension},{h.winner},,,{h.rater}" for h in read_human_csv(export)]
+    assert written == mapped
+
+
+def _name(b: Browser, rater: str) -> None:
+    """Replace the rater name the way a person does: select the field's text, type over it."""
+    b.js("(() => { const r = document.getElementById('rater'); r.focus(); r.select(); })()")
+    b.type_text(rater)
+    b.press("Enter")
+
+
+def _done(b: Browser) -> str:
+    return str(b.js("document.getElementById('done').textContent"))
+
+
+def test_a_new_rater_name_starts_empty_and_keeps_the_old_answers(
+        site: dict, tmp_path: Path) -> None:
+    """Two raters on one browser: Bo, typing his name over Ann's, gets none of her answers
+    (not on the page, not in his export), and hers are still there under her name."""
+    page = site["test"].directory / "index.html"
+    with Browser(tmp_path / "profile") as b:
+        b.goto(page.resolve().as_uri())
+        _name(b, "Ann")
+        for _ in range(3):
+            for key in ("ArrowLeft", "ArrowLeft", "Enter"):
+                b.press(key)
+        assert _done(b).startswith("3 of")
+        _name(b, "Bo")
+        assert b.js("window.vbListen.state().rater") == "Bo"
+        assert _done(b).startswith("0 of")
+        assert b.js("document.querySelectorAll('#questions button.on').length") == 0
+        assert b.js("window.vbListen.csv()").count("\r\n") == 1  # the header only
+        b.press("ArrowRight")
+        b.reload()
+        rows = list(csv.reader(b.js("window.vbListen.csv()").splitlines()))
+        assert len(rows) == 2 and rows[1][-1] == "Bo" and rows[1][4] == "right"
+        _name(b, "Ann")
+        assert _done(b).startswith("3 of")
+        rows = list(csv.reader(b.js("window.vbListen.csv()").splitlines()))
+        assert len(rows) == 1 + 6 and {r[-1] for r in rows[1:]} == {"Ann"}
+        assert {r[4] for r in rows[1:]} == {"left"}
+        assert b.console_errors() == []
+
+
+def test_another_test_on_the_same_items_opens_empty(site: dict, tmp_path: Path) -> None:
+    """A test of other clips (another run) on the same items, seed and sides is another
+    test: its page does not open with the first test's answers."""
+    other_run, _, _ = make_clip_run(tmp_path / "other", n=24, seed=99)
+    other = build_listening_test(other_run, tmp_path / "blind2", items=24)
+    assert [t.item for t in other.trials] == [t.item for t in site["test"].trials]
+    assert other.test_id != site["test"].test_id
+    with Browser(tmp_path / "profile") as b:
+        b.goto((site["test"].directory / "index.html").resolve().as_uri())
+        _name(b, "Ann")
+        for key in ("ArrowLeft", "ArrowLeft", "Enter", "ArrowRight", "ArrowRight", "Enter"):
+            b.press(key)
+        assert _done(b).startswith("2 of")
+        b.goto((other.directory / "index.html").resolve().as_uri())  # same origin: file://
+        assert _done(b).startswith("0 of")
+        assert b.js("window.vbListen.state().rater") == ""
+        assert b.js("window.vbListen.csv()").count("\r\n") == 1
+        b.goto((site["test"].directory / "index.html").resolve().as_uri())
+        assert _done(b).startswith("2 of")  # the first test's answers are still its own
+        assert b.console_errors() == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from listening_run import listen_server, make_clip_run
-from vocencebench.calibration import read_human_csv
+from vocencebench.calibration import read_human_csv, read_listening_key
 
 pytestmark = pytest.mark.slow
 
@@ -53,29 +53,50 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
         with urllib.request.urlopen(f"{base}/api/hello", timeout=10) as r:
             assert json.loads(r.read())["serve"] is True
         trials = json.loads((out / "test.json").read_text(encoding="utf-8"))["trials"]
-        given = []
+        key = read_listening_key(out)
+        given, want = [], []
         for k, t in enumerate(trials[:5]):
+            # The page answers by side; the server maps each answer to the run's a/b.
             body = {"trial": t["n"], "id": t["id"], "dimension": ("naturalness", "tone")[k % 2],
-                    "winner": ("a", "b", "tie")[k % 3], "rater": "Ann, \"the\" rater",
-                    "score_a": k % 4 if k % 2 else "", "score_b": 3 - k % 4 if k % 2 else ""}
+                    "choice": ("left", "right", "tie")[k % 3], "rater": "Ann, \"the\" rater",
+                    "score_left": k % 4 if k % 2 else "",
+                    "score_right": 3 - k % 4 if k % 2 else ""}
             assert post(f"{base}/api/answer", body) == (200, {"ok": True})
             given.append(body)
+            side = key.left[t["n"]][1]
+            winner = ("tie" if body["choice"] == "tie" else side if body["choice"] == "left"
+                      else {"a": "b", "b": "a"}[side])
+            scores = (body["score_left"], body["score_right"])
+            want.append((winner, *(scores if side == "a" else scores[::-1])))
+        assert {key.left[t["n"]][1] for t in trials[:5]} == {"a", "b"}  # both sides seen
         # Refused, and never written: a wrong item, a bad score, a form post, a foreign Host.
         bad = {**given[0], "id": "not-in-the-test"}
         assert post(f"{base}/api/answer", bad)[0] == 400
-        assert post(f"{base}/api/answer", {**given[0], "score_a": 7, "score_b": 1})[0] == 400
+        assert post(f"{base}/api/answer", {**given[0], "score_left": 7, "score_right": 1}
+                    )[0] == 400
+        # An answer that names a system instead of a side is not the page's: refused.
+        side_less = {k: v for k, v in given[0].items() if k != "choice"}
+        assert post(f"{base}/api/answer", {**side_less, "winner": "a"})[0] == 400
         assert post(f"{base}/api/answer", given[0], ctype="text/plain")[0] == 415
         assert post(f"{base}/api/answer", given[0], host="evil.example:80")[0] == 403
         # Wrong types and a body nested past the parser's depth: a 400, not a dropped reply.
         assert post(f"{base}/api/answer", {**given[0], "dimension": ["tone"]})[0] == 400
-        assert post(f"{base}/api/answer", {**given[0], "winner": {"a": 1}})[0] == 400
+        assert post(f"{base}/api/answer", {**given[0], "choice": {"a": 1}})[0] == 400
         assert post(f"{base}/api/answer", {**given[0], "id": [given[0]["id"]]})[0] == 400
         assert post_raw(f"{base}/api/answer", b"[" * 3000)[0] == 400
         [answers] = (out / "labels").iterdir()
+        # What a rater's browser can fetch names no system: test.json has no side, and the
+        # key is never served, however the path is spelt.
+        with urllib.request.urlopen(f"{base}/test.json", timeout=10) as r:
+            served = json.loads(r.read())
+        assert all(set(t) == {"n", "id", "instruction", "text", "left", "right"}
+                   for t in served["trials"])
         # One rater never reads another's answers: no spelling of the path reaches labels/.
         for path in ("/labels/", "/clips/", f"/labels/{answers.name}",
                      f"/%6cabels/{answers.name}", f"/./labels/{answers.name}",
-                     f"/clips/../labels/{answers.name}", f"/%2e/labels/{answers.name}"):
+                     f"/clips/../labels/{answers.name}", f"/%2e/labels/{answers.name}",
+                     "/key.json", "/%6bey.json", "/./key.json", "/clips/../key.json",
+                     "/key.json?x=1"):
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(f"{base}{path}", timeout=10)
             assert err.value.code == 404, path
@@ -90,8 +111,10 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
     assert len(rows) == 1 + 5 and all(len(r) == 6 for r in rows)
     labels = read_human_csv(files[0])
     assert [(h.id, h.dimension, h.winner, h.rater) for h in labels] == [
-        (b["id"], b["dimension"], b["winner"], "Ann, \"the\" rater") for b in given]
-    assert [(h.score_a, h.score_b) for h in labels][1] == (1.0, 2.0)
+        (b["id"], b["dimension"], w[0], "Ann, \"the\" rater") for b, w in zip(given, want,
+                                                                               strict=True)]
+    assert [(h.score_a, h.score_b) for h in labels] == [
+        (None, None) if w[1] == "" else (float(w[1]), float(w[2])) for w in want]
 
 
 def test_ctrl_c_ends_a_served_test_saying_where_the_answers_are(tmp_path: Path) -> None:

@@ -12,11 +12,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._util.text import html_safe, markdown_safe
-from ..calibration import CalibrationReport, HumanVerdict, calibrate, read_human_csv
+from ..calibration import (
+    CalibrationReport,
+    HumanVerdict,
+    calibrate,
+    judge_source,
+    read_human_csv,
+)
 
 if TYPE_CHECKING:
     from ..result import Head2Head
-    from ..schema import Verdict
 
 __all__ = ["labels_report", "labels_section"]
 
@@ -26,13 +31,12 @@ _NOTE = ("DIAGNOSTIC — human labels never change the verdict above: the decisi
 
 def labels_report(h: Head2Head, files: Sequence[str | os.PathLike[str]]) -> CalibrationReport:
     """:func:`vocencebench.calibration.calibrate` of the label ``files`` against the run's
-    own verdicts, labels and winner."""
-    verdicts: dict[tuple[str, str], Verdict] = {}
-    for p in h.pairs:
-        for dim, v in p.verdicts.items():
-            verdicts[(p.item.id, dim)] = v
+    own verdicts, labels, winner, items and dimensions (a label of another item or
+    dimension is left out and named)."""
+    judge = judge_source(h.pairs, h.labels, h.decision.winner)
     human = [x for f in files for x in read_human_csv(f)]
-    return calibrate(human, verdicts, labels=h.labels, run_winner=h.decision.winner)
+    return calibrate(human, judge.verdicts, labels=h.labels, run_winner=h.decision.winner,
+                     items=judge.items, dimensions=judge.dimensions)
 
 
 def _f(x: float | None) -> str:
@@ -62,15 +66,19 @@ def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
     raters = ", ".join(r.raters) or "none"
     tail = (f"{len(r.raters)} rater(s): {raters}; unmatched: {r.unmatched_human} human rows, "
             f"{r.unmatched_verdicts} judge verdicts.")
+    warning = r.left_out_line()
     rows_html = "".join("<tr>" + "".join(f"<td>{html_safe(c)}</td>" for c in row) + "</tr>"
                         for row in body)
     section = (f'<h2 id="human-labels">Human labels (diagnostic)</h2>'
                f'<div class="banner" style="background:#eef2ff;border-color:#6366f1">'
                f"{html_safe(_NOTE)}</div><table><tr>"
                + "".join(f"<th>{html_safe(c)}</th>" for c in head) + "</tr>"
-               + rows_html + f"</table><p>{html_safe(tail)}</p>")
+               + rows_html + f"</table><p>{html_safe(tail)}</p>"
+               + ("" if warning is None else f'<div class="banner">{html_safe(warning)}</div>'))
     md = ["## Human labels (diagnostic)", "", f"> **{markdown_safe(_NOTE)}**", "",
           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     md += ["| " + " | ".join(markdown_safe(c) for c in row) + " |" for row in body]
     md += ["", markdown_safe(tail)]
+    if warning is not None:
+        md += ["", f"**{markdown_safe(warning)}**"]
     return section, md

@@ -147,9 +147,17 @@ def listening_markdown(selection: ClipSelection | None, clips: ExportedClips | N
     if unavailable is not None or selection is None or clips is None:
         return [*out, markdown_safe(unavailable or "clips: not exported")]
     n = len({f.path for f in clips.files.values()})
-    line = (f"report.html plays both systems' clips for {len(selection.picks)} items (the "
-            f"{selection.k} largest δ each way, gate vetoes, failures, the {selection.worst} "
-            f"worst per dimension): {n} FLAC files in clips/.")
+    # Count what is really played: an item whose side has no clip (no audio, or the cache
+    # could not give it) is not one of "both systems' clips".
+    both = sum((p.item, "a") in clips.files and (p.item, "b") in clips.files
+               for p in selection.picks)
+    lacking = len(selection.picks) - both
+    line = (f"report.html plays both systems' clips for {both} of {len(selection.picks)} "
+            f"items (the {selection.k} largest δ each way, gate vetoes, failures, the "
+            f"{selection.worst} worst per dimension): {n} FLAC files in clips/.")
+    if lacking:
+        line += (f" {lacking} item(s) have a side without a clip; the page says why "
+                 "for each.")
     out.append(line)
     if clips.note:
         out += ["", markdown_safe(clips.note)]

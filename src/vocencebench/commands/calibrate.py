@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
+from .._util.text import terminal_safe
 from ..calibration import calibrate_files
 from ..constants import EXIT_OK
 from ..errors import ConfigError
@@ -21,7 +23,8 @@ def register(subparsers: Any) -> None:
         help="measure how well judge verdicts agree with human labels (diagnostic only)",
         description=(
             "Match human labels (CSV: id,dimension,winner[,score_a,score_b][,rater]; one file "
-            "per rater, as `vocencebench listen` exports them) to the judge's verdicts (a run "
+            "per rater, as `vocencebench listen --serve` writes them, or the listening page's "
+            "export, read with its test's key.json) to the judge's verdicts (a run "
             "directory, or JSON Lines: id plus the verdict fields) on id and dimension, and "
             "report per dimension and overall: agreement with a bootstrap interval, Cohen's "
             "kappa, Spearman's rho of per-clip scores, the judge's order-swap consistency, "
@@ -35,6 +38,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--run", default=None, metavar="RUN",
                    help="read the judge's verdicts from this run directory (run.json); then "
                         "every FILE is a human-label file")
+    p.add_argument("--key", action="append", default=[], metavar="LISTEN_DIR",
+                   help="a listening test's folder (or its key.json), to read the CSV its "
+                        "page exported (clips by left/right); repeatable. A key.json beside "
+                        "a CSV or in its parent folder is found without it")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -49,9 +56,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise ConfigError("give the human-label file(s) and then the verdicts (a JSON Lines "
                           "file or a run directory), or pass --run RUN")
-    report = calibrate_files(human, verdicts)
+    report = calibrate_files(human, verdicts, keys=args.key)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, allow_nan=False))
+        warning = report.left_out_line()
+        if warning is not None:  # standard output is JSON only: say it where it is seen
+            print(f"vocencebench calibrate: {terminal_safe(warning)}", file=sys.stderr)
     else:
         print(report.summary())
     return EXIT_OK

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._util.text import terminal_safe
 from ..constants import EXIT_OK, LISTEN_ITEMS, LISTEN_SEED
-from ._common import positive_int
+from ._common import nonnegative_int, positive_int
 
 __all__ = ["register", "run"]
 
@@ -43,16 +43,19 @@ def register(subparsers: Any) -> None:
         description=(
             "Write a self-contained blind A/B listening test of a saved run: a seeded, "
             "stratified sample of items, each pair of clips in a seeded random left/right "
-            "order, no system name anywhere in the folder. Raters answer by keyboard; the "
-            "page exports the CSV that `vocencebench calibrate` reads. With --serve the "
-            "folder is served on 127.0.0.1 and every answer is appended to "
-            "DIR/labels/<rater>.csv as it is given. See docs/validation.md."))
+            "order, no system name anywhere in the folder; DIR/key.json alone says which clip "
+            "is which system (keep it; do not send it to raters). Raters answer by keyboard; "
+            "the page exports a CSV that `vocencebench calibrate` reads with that key. With "
+            "--serve the folder is served on 127.0.0.1 and every answer is appended to "
+            "DIR/labels/<rater>.csv, as the run's a/b, as it is given. See "
+            "docs/validation.md."))
     p.add_argument("run", help="run directory (run.json) or leaderboard directory")
     p.add_argument("--out", required=True, help="folder to write the test into")
     p.add_argument("--items", type=positive_int, default=LISTEN_ITEMS,
                    help=f"items in the test (default {LISTEN_ITEMS})")
-    p.add_argument("--seed", type=int, default=LISTEN_SEED,
-                   help=f"seed of the sample and the left/right order (default {LISTEN_SEED})")
+    p.add_argument("--seed", type=nonnegative_int, default=LISTEN_SEED,
+                   help="seed of the sample and the left/right order, an integer ≥ 0 "
+                        f"(default {LISTEN_SEED})")
     p.add_argument("--questions", type=_questions, default=None,
                    help="comma-separated questions among naturalness, tone, instruction "
                         "(default naturalness,tone)")

@@ -4,12 +4,14 @@ page.
 
 What the folder holds: ``index.html`` (the page, its data inline), ``test.json`` (the same
 data, for the server and for tools), ``clips/NNN-1.flac`` / ``NNN-2.flac`` (trial NNN's left
-and right clip) and the output marker. No system name, label, system id or cache key is
-written anywhere: the trials carry the item id, its instruction and script, the two file
-names and one bit (``swap``: the left clip is the run's b) that maps an answer back to the
-run's a/b on export. Every clip of the test is mono 16-bit FLAC at one sample rate (the
-highest of the sampled clips'), with no tags, so neither a file's header nor its size per
-second names a system.
+and right clip), ``key.json`` and the output marker. No system name, label, system id or
+cache key is written anywhere. The page's data carries, per trial, the item id, its
+instruction and script and the two file names: nothing that says which clip is which
+system, so the page records answers as left/right. Only ``key.json`` says which clip of each
+trial is the run's a; the page never loads it, the server never serves it, and it maps the
+answers back where they are used (the server, ``calibrate``). Every clip of the test is mono
+16-bit FLAC at one sample rate (the highest of the sampled clips'), with no tags, so neither
+a file's header nor its size per second names a system.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._numbers import is_whole_number
+from .._util.human_labels import KEY_FILE, ListeningKey
 from .._util.stable_rng import stable_coins, stable_permutation
 from .._util.text import terminal_safe
 from ..clips import encode_flac, find_cache, open_for_reading, read_clip
@@ -57,7 +60,7 @@ LISTEN_KIND = "listen"
 class Trial:
     """One item of the test: trial number ``n`` (1-based, page order), the corpus ``item``
     id, its position ``index`` in the run's pairs, and ``swap`` (True: the left clip is the
-    run's b)."""
+    run's b; written to ``key.json`` only, never to the page)."""
 
     n: int
     item: str
@@ -86,6 +89,8 @@ class ListeningTest:
         out += list(self.notes)
         out.append(f"open {self.directory / 'index.html'} (works from disk; export the CSV "
                    "when done) or serve it: vocencebench listen ... --serve")
+        out.append(f"keep {self.directory / KEY_FILE} (which clip is which system): do not "
+                   "send it to raters; calibrate needs it to read the page's export")
         return out
 
 
@@ -93,6 +98,12 @@ def _direction(p: PairResult) -> str:
     if p.a.S is None or p.b.S is None or p.b.S == p.a.S:
         return "even"
     return "b ahead" if p.b.S > p.a.S else "a ahead"
+
+
+def _check_seed(seed: object) -> None:
+    # PCG64 takes no negative seed, and a float or bool would seed something else silently.
+    if not is_whole_number(seed) or seed < 0:
+        raise ConfigError(f"--seed must be an integer ≥ 0, got {seed!r}")
 
 
 def stratified_sample(
@@ -106,6 +117,7 @@ def stratified_sample(
     Returns ``[quota, *permuted indices]`` per stratum."""
     if not is_whole_number(n) or n < 1:
         raise ConfigError(f"--items must be an integer ≥ 1, got {n!r}")
+    _check_seed(seed)
     bitgen = np.random.PCG64(seed)
     groups: dict[str, list[int]] = {}
     for i, s in enumerate(strata):
@@ -179,6 +191,21 @@ def _resample(x: Any, rate: int, target: int) -> Any:
     return soxr.resample(x, rate, target, quality="VHQ")
 
 
+def _test_id(h: Head2Head, ids: Sequence[str], trials: Sequence[Trial], *, seed: int,
+             items: int, questions: Sequence[str], rate: int) -> str:
+    """The test's id (16 hex digits): a digest of everything that makes two tests differ,
+    the systems, the clips' sha256s and which side each is shown on included, so that two
+    tests never share the page's stored answers. It names none of them: the digest is
+    one-way and the sha256s are not in the folder."""
+    shown = []
+    for t in trials:
+        p = h.pairs[t.index]
+        a, b = p.analysis_a.sha256, p.analysis_b.sha256
+        shown.append([t.n, t.item, *((b, a) if t.swap else (a, b))])
+    doc = [seed, items, list(questions), list(h.labels), list(ids), rate, shown]
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()[:16]
+
+
 def build_listening_test(
     run: str | os.PathLike[str] | Head2Head,
     out: str | os.PathLike[str],
@@ -200,6 +227,7 @@ def build_listening_test(
     option, a missing cache or a run with no item whose two clips are available."""
     from ..result import Head2Head
 
+    _check_seed(seed)
     bad = [q for q in questions if q not in QUESTIONS]
     if bad or not questions or len(set(questions)) != len(questions):
         raise ConfigError(f"questions must be distinct names among {', '.join(QUESTIONS)}; "
@@ -283,15 +311,17 @@ def build_listening_test(
             names.append(name)
         p = pairs[i]
         trials.append(Trial(n, p.item.id, i, swap))
+        # No side, no system: what the rater's page (and test.json) may know of a trial.
         records.append({"n": n, "id": terminal_safe(p.item.id),
                         "instruction": terminal_safe(p.item.instruction),
-                        "text": terminal_safe(p.item.text), "left": names[0], "right": names[1],
-                        "swap": swap})
-    ident = hashlib.sha256(json.dumps(
-        [seed, items, list(questions), [t.item for t in trials]]).encode()).hexdigest()[:16]
+                        "text": terminal_safe(p.item.text), "left": names[0], "right": names[1]})
+    ident = _test_id(h, ids, trials, seed=seed, items=items, questions=questions, rate=rate)
     data: dict[str, Any] = {
         "test": ident, "questions": [{"dim": q, "text": QUESTIONS[q]} for q in questions],
         "trials": records, "sample_rate": rate}
+    sides = ListeningKey(ident, {t.n: (terminal_safe(t.item), "b" if t.swap else "a")
+                                 for t in trials})
+    atomic_write(directory / KEY_FILE, sides.to_json())
     atomic_write(directory / "test.json", json.dumps(data, indent=1, ensure_ascii=False,
                                                      sort_keys=True) + "\n")
     atomic_write(directory / "index.html", render_page(data))

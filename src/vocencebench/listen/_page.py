@@ -10,9 +10,11 @@ Keyboard (shown on the page): ``a`` / ``b`` play or pause clip A / B; ``←`` A 
 goes back a question; ``0``–``3`` give the current question optional rubric scores (first
 A, then B; before or after its answer); ``Enter``
 or ``n`` next item, ``p`` previous; ``e`` exports the CSV. Answers live in ``localStorage``
-under the test's id, so a reload or a closed tab loses nothing; with ``--serve`` each answer
-is also sent to the server as it is given (and kept queued in the browser until it is
-acknowledged).
+under the test's id and the rater's name (a new name starts empty), so a reload or a closed
+tab loses nothing; with ``--serve`` each answer is also sent to the server as it is given
+(and kept queued in the browser until it is acknowledged). The page knows the clips only as
+left and right: its data carries nothing that says which system made which, and its
+answers (export and server alike) name the side.
 """
 
 from __future__ import annotations

@@ -5,15 +5,18 @@ to its rater's labels file as it is given.
   127.0.0.1/localhost on this port is refused (DNS rebinding), and an answer must be
   ``application/json`` (a page elsewhere cannot post one without a CORS preflight, which is
   never granted).
-* ``POST /api/answer``: ``{trial, id, dimension, winner, score_a, score_b, rater}``, checked
-  against the test's own ``test.json`` (the trial's item id, a question it asks, a/b/tie,
-  both scores 0–3 or neither), then one CSV line (``id,dimension,winner,score_a,score_b,
-  rater``) appended to ``labels/<rater>.csv`` with one ``write`` on an ``O_APPEND``
+* ``POST /api/answer``: ``{trial, id, dimension, choice, score_left, score_right, rater}``
+  (the page knows clips by side only: ``choice`` is left, right or tie), checked against the
+  test's own ``test.json`` (the trial's item id, a question it asks, both scores 0–3 or
+  neither), mapped to the run's a/b here with the test's ``key.json``, then one CSV line
+  (``id,dimension,winner,score_a,score_b,rater``) appended to ``labels/<rater>.csv`` with
+  one ``write`` on an ``O_APPEND``
   descriptor, flushed and fsynced before the answer is acknowledged: a killed server loses
   no acknowledged answer and never leaves half a row. One file per rater; a later row for the
   same item and question supersedes an earlier one (the rater changed their mind), which is
   how ``vocencebench calibrate`` reads it.
-* ``GET``: the folder's files, never ``labels/`` and never a directory listing.
+* ``GET``: the folder's files, never ``labels/``, never ``key.json`` (which clip is which
+  system) and never a directory listing.
 """
 
 from __future__ import annotations
@@ -32,15 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from .._numbers import is_whole_number
+from .._util.human_labels import KEY_FILE, LABEL_COLUMNS, ListeningKey, read_listening_key
 from ..errors import ConfigError
-from ..schema import WINNERS
 
 __all__ = ["HOST", "LABEL_COLUMNS", "LabelsLog", "serve_listening_test"]
 
 #: The only address the server listens on.
 HOST = "127.0.0.1"
-#: The columns of a labels file: what ``vocencebench calibrate`` reads, plus the rater.
-LABEL_COLUMNS = ("id", "dimension", "winner", "score_a", "score_b", "rater")
 _MAX_BODY = 4096  # bytes: one answer is a few hundred
 
 
@@ -79,8 +80,9 @@ class LabelsLog:
         return path
 
 
-def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
-    """The CSV row of a posted answer, or ConfigError saying what is wrong with it."""
+def _check_answer(body: Any, test: dict[str, Any], key: ListeningKey) -> dict[str, str]:
+    """The CSV row (the run's a/b) of a posted answer (left/right), or ConfigError saying
+    what is wrong with it."""
     if not isinstance(body, dict):
         raise ConfigError("an answer is a JSON object")
     trials = {t["n"]: t for t in test["trials"]}
@@ -91,28 +93,28 @@ def _check_answer(body: Any, test: dict[str, Any]) -> dict[str, str]:
         raise ConfigError("trial and id do not name an item of this test")
     if not isinstance(body.get("dimension"), str) or body["dimension"] not in dims:
         raise ConfigError("dimension is not a question of this test")
-    if not isinstance(body.get("winner"), str) or body["winner"] not in WINNERS:
-        raise ConfigError("winner must be a, b or tie")
+    if body.get("choice") not in ("left", "right", "tie"):
+        raise ConfigError("choice must be left, right or tie")
     rater = body.get("rater")
     if (not isinstance(rater, str) or not rater.strip() or len(rater) > 100
             or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in rater)):
         raise ConfigError("rater must be a name of 1-100 printable characters")
-    scores = [body.get("score_a"), body.get("score_b")]
+    scores = [body.get("score_left"), body.get("score_right")]
     if all(s in ("", None) for s in scores):
-        sa = sb = ""
+        sl = sr = ""
     elif all(is_whole_number(s) and 0 <= s <= 3 for s in scores):
-        sa, sb = str(scores[0]), str(scores[1])
+        sl, sr = str(scores[0]), str(scores[1])
     else:
         raise ConfigError("scores must both be integers 0-3, or both empty")
-    return {"id": str(body["id"]), "dimension": str(body["dimension"]),
-            "winner": str(body["winner"]), "score_a": sa, "score_b": sb,
-            "rater": rater.strip()}
+    winner, sa, sb = key.to_run(n, body["id"], body["choice"], sl, sr)
+    return {"id": str(body["id"]), "dimension": str(body["dimension"]), "winner": winner,
+            "score_a": sa, "score_b": sb, "rater": rater.strip()}
 
 
-def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
+def _handler(root: Path, test: dict[str, Any], key: ListeningKey, log: LabelsLog,
              port: Callable[[], int]) -> type[SimpleHTTPRequestHandler]:
     private = tuple(Path(os.path.realpath(d)) for d in (log.directory, root / "labels",
-                                                           root / "api"))
+                                                           root / "api", root / KEY_FILE))
 
     class Handler(SimpleHTTPRequestHandler):
         def __init__(self, *args: Any, **kw: Any) -> None:
@@ -150,7 +152,8 @@ def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
 
         def _private(self, local: str) -> bool:
             """Whether the file a request maps to (after its %-escapes and dot segments are
-            undone: ``/%6cabels/…``, ``/./labels/…``) is an answer file or under ``api``."""
+            undone: ``/%6cabels/…``, ``/./labels/…``) is an answer file, the key or under
+            ``api``."""
             target = Path(os.path.realpath(local))
             return any(target == d or d in target.parents for d in private)
 
@@ -177,7 +180,7 @@ def _handler(root: Path, test: dict[str, Any], log: LabelsLog,
                 self._json(HTTPStatus.BAD_REQUEST, {"error": "bad Content-Length"})
                 return
             try:
-                row = _check_answer(json.loads(self.rfile.read(size)), test)
+                row = _check_answer(json.loads(self.rfile.read(size)), test, key)
             except RecursionError:  # "[[[[…" nested deeper than the parser goes
                 self._json(HTTPStatus.BAD_REQUEST, {"error": "JSON nested too deeply"})
                 return
@@ -205,12 +208,16 @@ def serve_listening_test(
         test = json.loads((root / "test.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{root} is not a listening folder (test.json: {exc})") from None
+    key = read_listening_key(root)
+    if key.test != test.get("test"):
+        raise ConfigError(f"{root / KEY_FILE} is the key of test {key.test}, not of this "
+                          f"folder's test {test.get('test')}")
     if not is_whole_number(port) or not 0 <= port <= 65535:
         raise ConfigError(f"--port must be 0-65535, got {port!r}")
     log = LabelsLog(labels if labels is not None else root / "labels")
     box: list[int] = []
     try:
-        server = ThreadingHTTPServer((HOST, port), _handler(root, test, log, lambda: box[0]))
+        server = ThreadingHTTPServer((HOST, port), _handler(root, test, key, log, lambda: box[0]))
     except OSError as exc:
         raise ConfigError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
     box.append(int(server.server_address[1]))

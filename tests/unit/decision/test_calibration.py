@@ -83,7 +83,9 @@ def test_calibrate_matches_and_splits_dimensions() -> None:
     verdicts[("item0", "naturalness")] = verdict(0, "naturalness")
     verdicts[("lonely", "tone")] = verdict(1)
     r = calibrate(humans, verdicts)
-    assert r.overall.n == 7 and r.unmatched_human == 1 and r.unmatched_verdicts == 1
+    assert r.overall.n == 7 and r.unmatched_verdicts == 1
+    # "zzz" is no item the verdicts know: left out of every number and named.
+    assert r.unmatched_human == 0 and r.left_out == 1 and r.unknown_ids == ("zzz",)
     assert list(r.by_dimension) == ["naturalness", "tone"]
     assert r.by_dimension["naturalness"].accuracy == 1.0
     assert r.by_dimension["naturalness"].kappa is None
@@ -196,7 +198,8 @@ def test_a_verdicts_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 def test_a_mistyped_dimension_is_named(tmp_path: Path) -> None:
     verdicts = {("item0", "tone"): verdict(0)}
     r = calibrate([human(0), HumanLabel("item0", "tonee", "a")], verdicts)
-    assert r.unknown_dimensions == ("tonee",) and r.unmatched_human == 1
-    assert "human labels name dimension(s) no verdict has: 'tonee'" in r.summary()
+    assert r.unknown_dimensions == ("tonee",) and r.left_out == 1 and r.unmatched_human == 0
+    assert ("WARNING: 1 human label row(s) left out of every number; dimension(s) not the "
+            "run's: 'tonee'") in r.summary()
     assert r.to_dict()["unknown_dimensions"] == ["tonee"]
     assert calibrate([human(0)], {}).unknown_dimensions == ()  # no judge: nothing to compare

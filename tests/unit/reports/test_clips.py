@@ -169,3 +169,24 @@ def test_report_options(clip_run: tuple, tmp_path: Path,
     capsys.readouterr()
     assert REPORT_DECISIVE_CLIPS == 8
     assert set(SYSTEM_IDS) == set(LABELS)
+
+
+def test_the_markdown_counts_only_items_with_both_clips() -> None:
+    """report.md's sentence counts the items whose two clips are played, and says how many
+    have a side without a clip (here: b of "y" produced no audio)."""
+    from vocencebench._report.listening import listening_markdown
+    from vocencebench.clips import ClipFile, ClipSelection, ExportedClips, Pick
+
+    picks = tuple(Pick(i, item, "decisive", ("δ",)) for i, item in enumerate("xyz"))
+    sel = ClipSelection(picks, k=8, worst=3, cap=40)
+    files = {(item, side): ClipFile(f"clips/{item}{side}.flac", 1.0, 16000, 10)
+             for item in "xyz" for side in "ab" if (item, side) != ("y", "b")}
+    clips = ExportedClips(files, {("y", "b"): "no audio (the system produced none)"}, None)
+    [line] = [ln for ln in listening_markdown(sel, clips) if ln.startswith("report.html")]
+    assert line.startswith("report.html plays both systems' clips for 2 of 3 items ")
+    assert "5 FLAC files in clips/" in line
+    assert line.endswith(" 1 item(s) have a side without a clip; the page says why for each.")
+    full = ExportedClips({k: v for k, v in files.items() if k[0] != "y"}, {}, None)
+    [line] = [ln for ln in listening_markdown(ClipSelection(picks[::2], 8, 3, 40), full)
+              if ln.startswith("report.html")]
+    assert "for 2 of 2 items" in line and "without a clip" not in line

@@ -11,6 +11,7 @@ import soundfile as sf
 
 from listening_run import HOSTILE_TEXT, LABELS, SYSTEM_IDS, make_clip_run
 from vocencebench.cache import clip_key
+from vocencebench.calibration import read_listening_key
 from vocencebench.cli import main
 from vocencebench.errors import ConfigError
 from vocencebench.listen import build_listening_test, stratified_sample
@@ -51,10 +52,13 @@ def test_the_folder_is_deterministic_and_one_rate(clip_run: tuple, tmp_path: Pat
     rates = {sf.info(str(p)).samplerate for p in (tmp_path / "one" / "clips").iterdir()}
     assert rates == {24000}  # a at 22.05 kHz was brought to b's 24 kHz
     data = json.loads((tmp_path / "one" / "test.json").read_text(encoding="utf-8"))
+    key = read_listening_key(tmp_path / "one")
+    assert key.test == one.test_id == data["test"]
     for t, rec in zip(one.trials, data["trials"], strict=True):
         p = h.pairs[t.index]
-        assert rec["id"] == p.item.id == t.item and rec["swap"] == t.swap
-        # The left clip is the run's b exactly when swap is set: compare the durations.
+        assert rec["id"] == p.item.id == t.item
+        assert key.left[t.n] == (t.item, "b" if t.swap else "a")
+        # The left clip is the run's b exactly when the key says so: compare the durations.
         left = sf.info(str(tmp_path / "one" / rec["left"]))
         want = p.analysis_b.duration if t.swap else p.analysis_a.duration
         assert left.frames / left.samplerate == pytest.approx(want, abs=1e-3)
@@ -82,7 +86,70 @@ def test_no_system_name_id_or_cache_key_anywhere(clip_run: tuple, tmp_path: Path
                 found.append((name, s))
     assert found == []
     assert sorted(p.name for p in out.iterdir()) == [".vocencebench", "clips", "index.html",
-                                                     "test.json"]
+                                                     "key.json", "test.json"]
+
+
+def _page_data(folder: Path) -> dict:
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    start = page.index('id="vb-test">') + len('id="vb-test">')
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+@pytest.mark.slow
+def test_what_a_rater_gets_maps_no_clip_to_a_system(clip_run: tuple, tmp_path: Path) -> None:
+    """The page's data and test.json (which ``--serve`` hands out) carry, per trial, the item
+    and its two files only; which clip is the run's a is in key.json, which neither names."""
+    run, _, _ = clip_run
+    out = tmp_path / "blind"
+    test = build_listening_test(run, out, items=30)
+    assert 0 < sum(t.swap for t in test.trials) < len(test.trials)
+    for data in (_page_data(out), json.loads((out / "test.json").read_text(encoding="utf-8"))):
+        assert set(data) == {"test", "questions", "trials", "sample_rate"}
+        for rec in data["trials"]:
+            assert set(rec) == {"n", "id", "instruction", "text", "left", "right"}
+    for name in ("index.html", "test.json"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "swap" not in text and "key.json" not in text
+    key = read_listening_key(out / "key.json")
+    assert {n: side for n, (_, side) in key.left.items()} == {
+        t.n: "b" if t.swap else "a" for t in test.trials}
+
+
+@pytest.mark.slow
+def test_two_different_tests_never_share_an_id(tmp_path: Path) -> None:
+    """The id keys the page's stored answers: the same items, seed and sides with other clips
+    (another run) must get another id, and the same inputs the same id."""
+    run1, _, _ = make_clip_run(tmp_path / "r1", n=12)
+    run2, _, _ = make_clip_run(tmp_path / "r2", n=12, seed=99)  # same items, other clips
+    one = build_listening_test(run1, tmp_path / "one", items=8)
+    again = build_listening_test(run1, tmp_path / "again", items=8)
+    two = build_listening_test(run2, tmp_path / "two", items=8)
+    assert [(t.item, t.swap) for t in one.trials] == [(t.item, t.swap) for t in two.trials]
+    assert one.test_id == again.test_id
+    assert one.test_id != two.test_id
+    assert _page_data(tmp_path / "two")["test"] == two.test_id != _page_data(
+        tmp_path / "one")["test"]
+
+
+@pytest.mark.parametrize("seed", [-1, True, 1.5, "7"])
+def test_a_bad_seed_is_one_config_error(clip_run: tuple, tmp_path: Path, seed: object) -> None:
+    run, _, _ = clip_run
+    with pytest.raises(ConfigError, match="--seed must be an integer ≥ 0"):
+        build_listening_test(run, tmp_path / "t", seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="--seed"):
+        stratified_sample(["x", "y"], 1, seed=seed)  # type: ignore[arg-type]
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_negative_seed_on_the_command_line_is_one_line(
+        clip_run: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run, _, _ = clip_run
+    with pytest.raises(SystemExit) as exc:
+        main(["listen", str(run), "--out", str(tmp_path / "t"), "--seed", "-1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vocencebench listen: error:") and "--seed" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 @pytest.mark.slow

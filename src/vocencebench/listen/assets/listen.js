@@ -6,39 +6,50 @@
   var serve = false;
   var cur = Math.min(st.current || 0, T.trials.length - 1);
   var qi = 0;
+  // Answers are kept per rater name (under "r:" + name, so no name is an object's own
+  // property such as __proto__): a new name starts empty and the previous rater's answers
+  // stay under theirs, so two raters sharing a browser never export each other's answers.
   function load() {
-    try { var s = JSON.parse(localStorage.getItem(KEY) || "null"); if (s && s.answers) return s; }
-    catch (e) {}
-    return {rater: "", answers: {}, current: 0, pending: []};
+    try {
+      var s = JSON.parse(localStorage.getItem(KEY) || "null");
+      if (s && s.byRater && typeof s.byRater === "object" && Array.isArray(s.pending)) return s;
+    } catch (e) {}
+    return {rater: "", byRater: {}, current: 0, pending: []};
   }
   function save() { st.current = cur; localStorage.setItem(KEY, JSON.stringify(st)); }
+  function mine() { return st.byRater["r:" + st.rater] || {}; }
+  function mineToWrite() {
+    var k = "r:" + st.rater; return st.byRater[k] || (st.byRater[k] = {});
+  }
   function el(tag, cls, text) {
     var e = document.createElement(tag); if (cls) e.className = cls;
     if (text !== undefined) e.textContent = text; return e;
   }
   function akey(n, dim) { return n + "|" + dim; }
   function answered(n) {
-    return T.questions.every(function (q) { var a = st.answers[akey(n, q.dim)]; return a && a.w; });
+    var ans = mine();
+    return T.questions.every(function (q) { var a = ans[akey(n, q.dim)]; return a && a.w; });
   }
   function nDone() { return T.trials.filter(function (t) { return answered(t.n); }).length; }
-  // Screen A is the left clip; the run's a/b is restored here, and only here, for export.
-  function toRun(t, ans) {
-    var w = ans.w === "tie" ? "tie" : ((ans.w === "A") !== t.swap ? "a" : "b");
-    var sa = t.swap ? ans.sB : ans.sA, sb = t.swap ? ans.sA : ans.sB;
-    return {id: t.id, dimension: ans.dim, winner: w,
-            score_a: (sa === null || sa === undefined || sb === null || sb === undefined) ? "" : sa,
-            score_b: (sa === null || sa === undefined || sb === null || sb === undefined) ? "" : sb};
+  // Screen A is the left clip, B the right one. The page does not know which system made
+  // either (only the test's key does, which it never loads): answers leave as left/right.
+  function toSides(t, ans) {
+    var none = ans.sA === null || ans.sA === undefined || ans.sB === null || ans.sB === undefined;
+    return {trial: t.n, id: t.id, dimension: ans.dim,
+            choice: ans.w === "A" ? "left" : ans.w === "B" ? "right" : "tie",
+            score_left: none ? "" : ans.sA, score_right: none ? "" : ans.sB};
   }
   function csvField(v) {
     v = String(v); return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   }
   function csv() {
-    var rows = ["id,dimension,winner,score_a,score_b,rater"];
+    var rows = ["test,trial,id,dimension,choice,score_left,score_right,rater"], ans = mine();
     T.trials.forEach(function (t) {
       T.questions.forEach(function (q) {
-        var a = st.answers[akey(t.n, q.dim)]; if (!a || !a.w) return;
-        var r = toRun(t, a);
-        rows.push([r.id, r.dimension, r.winner, r.score_a, r.score_b, st.rater].map(csvField).join(","));
+        var a = ans[akey(t.n, q.dim)]; if (!a || !a.w) return;
+        var r = toSides(t, a);
+        rows.push([T.test, r.trial, r.id, r.dimension, r.choice, r.score_left, r.score_right,
+                   st.rater].map(csvField).join(","));
       });
     });
     return rows.join("\r\n") + "\r\n";
@@ -65,25 +76,25 @@
   }
   function answer(w) {
     if (!st.rater) { status("enter your rater name first", "warn"); document.getElementById("rater").focus(); return; }
-    var t = T.trials[cur], q = T.questions[qi], k = akey(t.n, q.dim);
-    var prev = st.answers[k] || {};
-    st.answers[k] = {dim: q.dim, w: w, sA: prev.sA === undefined ? null : prev.sA, sB: prev.sB === undefined ? null : prev.sB};
-    queue(t, st.answers[k]);
+    var t = T.trials[cur], q = T.questions[qi], k = akey(t.n, q.dim), ans = mineToWrite();
+    var prev = ans[k] || {};
+    ans[k] = {dim: q.dim, w: w, sA: prev.sA === undefined ? null : prev.sA, sB: prev.sB === undefined ? null : prev.sB};
+    queue(t, ans[k]);
     scoreNext = "A";
     if (qi < T.questions.length - 1) qi++;
     save(); render();
   }
   function queue(t, a) {
     if (!serve || !a.w) return;
-    var r = toRun(t, a); r.trial = t.n; r.rater = st.rater;
+    var r = toSides(t, a); r.rater = st.rater;
     st.pending.push(r); save(); if (st.pending.length === 1) send();
   }
   var scoreNext = "A";
   // Digits score the current question (A, then B); they may come before or after its answer.
   function score(v) {
     if (!st.rater) { status("enter your rater name first", "warn"); document.getElementById("rater").focus(); return; }
-    var t = T.trials[cur], q = T.questions[qi], k = akey(t.n, q.dim);
-    var a = st.answers[k] || (st.answers[k] = {dim: q.dim, w: null, sA: null, sB: null});
+    var t = T.trials[cur], q = T.questions[qi], k = akey(t.n, q.dim), ans = mineToWrite();
+    var a = ans[k] || (ans[k] = {dim: q.dim, w: null, sA: null, sB: null});
     if (scoreNext === "A") { a.sA = v; scoreNext = "B"; }
     else { a.sB = v; scoreNext = "A"; if (a.w && a.sA !== null) queue(t, a); }
     save(); render();
@@ -111,7 +122,7 @@
     });
     var box = document.getElementById("questions"); box.textContent = "";
     T.questions.forEach(function (q, i) {
-      var a = st.answers[akey(t.n, q.dim)];
+      var a = mine()[akey(t.n, q.dim)];
       var d = el("div", "q" + (i === qi ? " current" : "")); d.setAttribute("data-dim", q.dim);
       d.appendChild(el("div", "", (i + 1) + ". " + q.text));
       var opts = el("div", "opts");
@@ -126,7 +137,9 @@
         var val = a ? (s === "A" ? a.sA : a.sB) : null;
         sel.value = (val === null || val === undefined) ? sel.options[0].value : String(val);
         sel.addEventListener("change", function () {
-          var x = st.answers[akey(t.n, q.dim)] || (st.answers[akey(t.n, q.dim)] = {dim: q.dim, w: null, sA: null, sB: null});
+          if (!st.rater) { status("enter your rater name first", "warn"); render(); return; }
+          var ans = mineToWrite(), k2 = akey(t.n, q.dim);
+          var x = ans[k2] || (ans[k2] = {dim: q.dim, w: null, sA: null, sB: null});
           var v2 = sel.value === String(parseInt(sel.value, 10)) ? parseInt(sel.value, 10) : null;
           if (s === "A") x.sA = v2; else x.sB = v2; if (x.w && x.sA !== null && x.sB !== null) queue(t, x); save();
         });
@@ -157,7 +170,9 @@
   });
   var rater = document.getElementById("rater");
   rater.value = st.rater;
-  rater.addEventListener("input", function () { st.rater = rater.value.trim(); save(); });
+  rater.addEventListener("input", function () {
+    st.rater = rater.value.trim(); scoreNext = "A"; save(); render();
+  });
   document.getElementById("export").addEventListener("click", exportCsv);
   document.getElementById("prev").addEventListener("click", function () { go(-1); });
   document.getElementById("next").addEventListener("click", function () { go(1); });
@@ -172,6 +187,8 @@
       if (j && j.serve) { serve = true; document.getElementById("mode").textContent = "answers are saved on the server as you give them"; send(); }
     }).catch(function () {});
   }
-  window.vbListen = {csv: csv, state: function () { return st; }, serve: function () { return serve; }};
+  window.vbListen = {csv: csv, serve: function () { return serve; }, state: function () {
+    return {rater: st.rater, answers: mine(), current: cur, pending: st.pending};
+  }};
   render();
 })();
