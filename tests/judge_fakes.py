@@ -263,6 +263,23 @@ class FakeJudgeServer:
         self._thread.join(timeout=5)
 
 
+def gemini_usage_reply(meta: Any) -> Reply:
+    """A good Gemini answer (A wins 3 to 1) whose ``usageMetadata`` is ``meta`` (``...``:
+    none at all), for the metering tests."""
+    body: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": json.dumps(answer("A", 3, 1))}]}, "finishReason": "STOP"}]}
+    if meta is not ...:
+        body["usageMetadata"] = meta
+    return Reply(body=body)
+
+
+def compare_once(judge: Any) -> Any:
+    """One comparison of CLIP_X and CLIP_Y in a single order (one call)."""
+    return judge.compare(text="The old lighthouse stood watch over the restless grey sea.",
+                         instruction="a calm elderly British man, speaking slowly and warmly",
+                         audio_a=CLIP_X, audio_b=CLIP_Y, consistent=False)
+
+
 def prefers(clip: bytes, high: int = 3, low: int = 1) -> Callable[[Call], Reply]:
     """A judge that always prefers ``clip``, wherever it is played."""
 

@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 import vocencebench as vb
-from judge_fakes import CLIP_X, CLIP_Y, KEY, Call, FakeJudgeServer, Reply, answer, prefers
+from judge_fakes import (
+    CLIP_X,
+    KEY,
+    Call,
+    FakeJudgeServer,
+    Reply,
+    answer,
+    compare_once,
+    gemini_usage_reply,
+    prefers,
+)
 from vocencebench.errors import BudgetExceededError
 from vocencebench.judge import Judge, Price
 
@@ -26,13 +36,7 @@ NOW = 1_900_000_000.0
 
 
 def _gemini(meta: Any) -> Any:
-    def respond(call: Call) -> Reply:
-        body: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [
-            {"text": json.dumps(answer("A", 3, 1))}]}, "finishReason": "STOP"}]}
-        if meta is not ...:
-            body["usageMetadata"] = meta
-        return Reply(body=body)
-    return respond
+    return lambda call: gemini_usage_reply(meta)
 
 
 def _judge(srv: FakeJudgeServer, **kw: Any) -> Judge:
@@ -40,9 +44,7 @@ def _judge(srv: FakeJudgeServer, **kw: Any) -> Judge:
     return Judge.gemini("gemini-2.5-flash", KEY, base_url=srv.url, price=PRICE, **kw)
 
 
-def _compare(judge: Judge) -> Any:
-    return judge.compare(text=TEXT, instruction=INSTR, audio_a=CLIP_X, audio_b=CLIP_Y,
-                         consistent=False)
+_compare = compare_once
 
 
 @pytest.mark.parametrize("meta", [

@@ -10,22 +10,15 @@ from typing import Any
 
 import pytest
 
-from judge_fakes import CLIP_X, CLIP_Y, KEY, Call, FakeJudgeServer, Reply, answer
+from judge_fakes import KEY, Call, FakeJudgeServer, Reply, answer, compare_once, gemini_usage_reply
 from vocencebench.errors import BudgetExceededError, ConfigError
 from vocencebench.judge import Judge, Price
 
-TEXT = "The old lighthouse stood watch over the restless grey sea."
-INSTR = "a calm elderly British man, speaking slowly and warmly"
 #: Gemini 3.1 Pro's rates (USD per million tokens).
 PRICE = Price(input=2.0, output=12.0, source="test")
 
 
-def _gemini_reply(meta: Any) -> Reply:
-    body: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [
-        {"text": json.dumps(answer("A", 3, 1))}]}, "finishReason": "STOP"}]}
-    if meta is not ...:
-        body["usageMetadata"] = meta
-    return Reply(body=body)
+_gemini_reply = gemini_usage_reply
 
 
 def _judge(srv: FakeJudgeServer, **kw: Any) -> Judge:
@@ -33,9 +26,7 @@ def _judge(srv: FakeJudgeServer, **kw: Any) -> Judge:
     return Judge.gemini("gemini-3.1-pro-preview", KEY, base_url=srv.url, price=PRICE, **kw)
 
 
-def _compare(judge: Judge) -> Any:
-    return judge.compare(text=TEXT, instruction=INSTR, audio_a=CLIP_X, audio_b=CLIP_Y,
-                         consistent=False)
+_compare = compare_once
 
 
 def _billed(calls: int, meta: dict[str, int]) -> float:
