@@ -116,7 +116,7 @@ def _expected_rows(site: dict, answers: list[tuple[str, str, tuple[int, int] | N
                    rater: str) -> tuple[list[list[str]], list[list[str]]]:
     """(the page's export: sides, the same rows as the run's a/b by key.json)."""
     folder = site["test"].directory
-    data = json.loads((folder / "test.json").read_text(encoding="utf-8"))
+    data = json.loads((folder / "page" / "test.json").read_text(encoding="utf-8"))
     key = read_listening_key(folder)
     page, run = [], []
     for t, (nat, tone, scores) in zip(data["trials"], answers, strict=False):
@@ -141,7 +141,7 @@ def _kappa(human: list[str], judge: list[str]) -> float:
 
 def test_a_rater_answers_by_keyboard_reloads_and_exports(
         site: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page = site["test"].directory / "index.html"
+    page = site["test"].directory / "page" / "index.html"
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     keys = ("ArrowLeft", "ArrowRight", "ArrowDown")
@@ -208,7 +208,7 @@ def test_a_rater_answers_by_keyboard_reloads_and_exports(
 
 
 def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) -> None:
-    data = json.loads((site["test"].directory / "test.json").read_text(encoding="utf-8"))
+    data = json.loads((site["test"].page / "test.json").read_text(encoding="utf-8"))
     n = next(t["n"] for t in data["trials"] if t["text"] == terminal_safe(HOSTILE_TEXT))
     with Browser(tmp_path / "profile") as b:
         b.goto((site["run"] / "report.html").resolve().as_uri())
@@ -220,7 +220,7 @@ def test_a_hostile_item_renders_inert_in_both_pages(site: dict, tmp_path: Path) 
         assert shown and all("\x07" not in t and "\x00" not in t for t in shown)
         # The override is shown as a visible escape (never applied), inside its <bdi>.
         assert "\\u202e" in shown[0] and "\u202e" not in shown[0]
-        b.goto((site["test"].directory / "index.html").resolve().as_uri())
+        b.goto((site["test"].page / "index.html").resolve().as_uri())
         b.js("document.getElementById('rater').focus()")
         b.type_text("x")
         b.press("Enter")
@@ -287,7 +287,7 @@ def test_a_new_rater_name_starts_empty_and_keeps_the_old_answers(
         site: dict, tmp_path: Path) -> None:
     """Two raters on one browser: Bo, typing his name over Ann's, gets none of her answers
     (not on the page, not in his export), and hers are still there under her name."""
-    page = site["test"].directory / "index.html"
+    page = site["test"].page / "index.html"
     with Browser(tmp_path / "profile") as b:
         b.goto(page.resolve().as_uri())
         _name(b, "Ann")
@@ -320,15 +320,15 @@ def test_another_test_on_the_same_items_opens_empty(site: dict, tmp_path: Path) 
     assert [t.item for t in other.trials] == [t.item for t in site["test"].trials]
     assert other.test_id != site["test"].test_id
     with Browser(tmp_path / "profile") as b:
-        b.goto((site["test"].directory / "index.html").resolve().as_uri())
+        b.goto((site["test"].page / "index.html").resolve().as_uri())
         _name(b, "Ann")
         for key in ("ArrowLeft", "ArrowLeft", "Enter", "ArrowRight", "ArrowRight", "Enter"):
             b.press(key)
         assert _done(b).startswith("2 of")
-        b.goto((other.directory / "index.html").resolve().as_uri())  # same origin: file://
+        b.goto((other.page / "index.html").resolve().as_uri())  # same origin: file://
         assert _done(b).startswith("0 of")
         assert b.js("window.vbListen.state().rater") == ""
         assert b.js("window.vbListen.csv()").count("\r\n") == 1
-        b.goto((site["test"].directory / "index.html").resolve().as_uri())
+        b.goto((site["test"].page / "index.html").resolve().as_uri())
         assert _done(b).startswith("2 of")  # the first test's answers are still its own
         assert b.console_errors() == []

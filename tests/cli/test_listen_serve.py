@@ -52,7 +52,8 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
         base = url.rsplit("/", 1)[0]
         with urllib.request.urlopen(f"{base}/api/hello", timeout=10) as r:
             assert json.loads(r.read())["serve"] is True
-        trials = json.loads((out / "test.json").read_text(encoding="utf-8"))["trials"]
+        trials = json.loads((out / "page" / "test.json").read_text(encoding="utf-8")
+                            )["trials"]
         key = read_listening_key(out)
         given, want = [], []
         for k, t in enumerate(trials[:5]):
@@ -85,18 +86,26 @@ def test_sigkill_after_five_answers_leaves_five_rows(tmp_path: Path) -> None:
         assert post(f"{base}/api/answer", {**given[0], "id": [given[0]["id"]]})[0] == 400
         assert post_raw(f"{base}/api/answer", b"[" * 3000)[0] == 400
         [answers] = (out / "labels").iterdir()
+        assert not (out / "page" / "labels").exists()  # answers live beside the page
         # What a rater's browser can fetch names no system: test.json has no side, and the
-        # key is never served, however the path is spelt.
+        # key (beside the served page/, not under it) is never served, however the path is
+        # spelt.
         with urllib.request.urlopen(f"{base}/test.json", timeout=10) as r:
             served = json.loads(r.read())
         assert all(set(t) == {"n", "id", "instruction", "text", "left", "right"}
                    for t in served["trials"])
+        # The document root is page/: its files are served as they are on disk.
+        for rel in ("index.html", trials[0]["left"]):
+            with urllib.request.urlopen(f"{base}/{rel}", timeout=10) as r:
+                assert r.read() == (out / "page" / rel).read_bytes(), rel
         # One rater never reads another's answers: no spelling of the path reaches labels/.
         for path in ("/labels/", "/clips/", f"/labels/{answers.name}",
                      f"/%6cabels/{answers.name}", f"/./labels/{answers.name}",
                      f"/clips/../labels/{answers.name}", f"/%2e/labels/{answers.name}",
                      "/key.json", "/%6bey.json", "/./key.json", "/clips/../key.json",
-                     "/key.json?x=1"):
+                     "/key.json?x=1", "/../key.json", "/%2e%2e/key.json",
+                     "/clips/../../key.json", f"/../labels/{answers.name}",
+                     "/page/key.json", "/../.vocencebench"):
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(f"{base}{path}", timeout=10)
             assert err.value.code == 404, path

@@ -4,9 +4,10 @@ blind listening page exports, and the key that maps the page's clips back to the
 * A labels file: ``id,dimension,winner[,score_a,score_b][,rater]``; ``winner`` is a, b or
   tie *of the run* (what ``listen --serve`` writes, and what a person writes by hand).
 * A page export: ``test,trial,id,dimension,choice,score_left,score_right,rater``; ``choice``
-  is left, right or tie: the clip on the screen, never a system. Only the test's key
-  (``key.json``, written beside the page, which never loads it) says which clip of each trial
-  is the run's a. Without that key a page export is refused, never guessed.
+  is left, right or tie: the clip on the screen, never a system. Only the test's key says
+  which clip of each trial is the run's a. It is ``DIR/key.json``, outside ``DIR/page/`` (the
+  folder the raters get), and the page never loads it. Without that key a page export is
+  refused, never guessed.
 
 The listening package writes these files and the calibration reads them; both go through
 here, so the format is defined once.
@@ -27,7 +28,7 @@ from .._numbers import is_whole_number
 from ..errors import ConfigError
 from ..schema import WINNERS
 
-__all__ = ["EXPORT_COLUMNS", "KEY_FILE", "LABEL_COLUMNS", "LISTENING_DIMENSIONS",
+__all__ = ["EXPORT_COLUMNS", "KEY_FILE", "LABEL_COLUMNS", "LISTENING_DIMENSIONS", "PAGE_DIR",
            "HumanLabel", "ListeningKey", "read_human_csv", "read_listening_key"]
 
 #: The columns of a labels file (the run's a/b), as ``listen --serve`` writes them.
@@ -37,8 +38,10 @@ EXPORT_COLUMNS = ("test", "trial", "id", "dimension", "choice", "score_left", "s
                   "rater")
 #: The questions a listening test can ask: a dimension of every run, judged or not.
 LISTENING_DIMENSIONS = ("naturalness", "tone", "instruction")
-#: The key's file name, beside the page's ``index.html``.
+#: The key's file name, in the listening folder (never in its ``page/``).
 KEY_FILE = "key.json"
+#: The sub-folder of a listening folder that the raters get (the page, its data, its clips).
+PAGE_DIR = "page"
 _KEY_KIND = "vocencebench-listening-key"
 _CHOICES = ("left", "right", "tie")
 _T = TypeVar("_T")
@@ -91,11 +94,22 @@ class ListeningKey:
         return winner, score_right, score_left
 
 
+def _key_in(folder: Path) -> Path:
+    """Where the key of the listening folder ``folder`` is: ``folder/key.json``, or, when
+    ``folder`` is a listening folder's ``page/`` (it holds ``test.json``) and has no key of
+    its own, the key beside it. May not exist."""
+    own = folder / KEY_FILE
+    if not own.is_file() and folder.name == PAGE_DIR and (folder / "test.json").is_file():
+        return folder.parent / KEY_FILE
+    return own
+
+
 def read_listening_key(path: str | os.PathLike[str]) -> ListeningKey:
-    """The key of a listening test: ``path`` is its ``key.json`` or the folder holding it."""
+    """The key of a listening test: ``path`` is its ``key.json``, the listening folder
+    holding it, or that folder's ``page/``."""
     p = Path(path)
     if p.is_dir():
-        p = p / KEY_FILE
+        p = _key_in(p)
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
         if not isinstance(doc, dict) or doc.get("kind") != _KEY_KIND:
@@ -126,11 +140,12 @@ def _score(value: str | None, where: str) -> float | None:
 
 
 def _keys_near(path: Path, given: Iterable[ListeningKey]) -> dict[str, ListeningKey]:
-    """The keys given, and a key.json beside the file or in its parent folder (a served
-    test's ``labels/``, or an export saved into the test's folder)."""
+    """The keys given, and a key.json beside the file or in its parent folder (an export
+    saved into the test's folder, its ``labels/`` or its ``page/``: the key of a ``page/`` is
+    the one beside it)."""
     out = {k.test: k for k in given}
     for folder in (path.parent, path.parent.parent):
-        if (folder / KEY_FILE).is_file():
+        if _key_in(folder).is_file():
             k = read_listening_key(folder)
             out.setdefault(k.test, k)
     return out
@@ -145,8 +160,8 @@ def _page_row(row: Mapping[str, Any], keys: Mapping[str, ListeningKey], where: s
         raise ConfigError(
             f"{where}: an export of the listening page of test {test!r}, whose answers name "
             f"the left or right clip, not a system; its key ({KEY_FILE}) was not found "
-            "beside the file or in its parent folder: move the file into the test's folder, "
-            "or pass calibrate --key LISTEN_DIR")
+            "beside the file, in its parent folder or beside its page/ folder: move the file "
+            "into the test's folder, or pass calibrate --key LISTEN_DIR")
     try:
         n: object = int((row.get("trial") or "").strip())
     except ValueError:
@@ -166,7 +181,8 @@ def read_human_csv(path: str | os.PathLike[str], keys: Iterable[ListeningKey] = 
     without a ``rater`` column is one rater named after the file (its stem); with one, a
     blank rater is the file's stem too, and a later row for the same rater, id and dimension
     replaces the earlier one. A page export is mapped to the run's a/b with its test's key
-    (``keys``, or a key.json beside the file or in its parent folder)."""
+    (``keys``, or a key.json beside the file, in its parent folder or beside the
+    listening folder's ``page/`` holding it)."""
     stem = Path(path).stem
     try:
         # utf-8-sig: a spreadsheet's UTF-8 export starts with a byte-order mark, which would

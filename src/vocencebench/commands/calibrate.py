@@ -39,9 +39,10 @@ def register(subparsers: Any) -> None:
                    help="read the judge's verdicts from this run directory (run.json); then "
                         "every FILE is a human-label file")
     p.add_argument("--key", action="append", default=[], metavar="LISTEN_DIR",
-                   help="a listening test's folder (or its key.json), to read the CSV its "
-                        "page exported (clips by left/right); repeatable. A key.json beside "
-                        "a CSV or in its parent folder is found without it")
+                   help="a listening test's folder (or its key.json, or its page folder), to "
+                        "read the CSV its page exported (clips by left/right); repeatable. "
+                        "Without it, the key of a CSV saved in the test's folder, its labels "
+                        "folder or its page folder is found")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 

@@ -43,14 +43,17 @@ def register(subparsers: Any) -> None:
         description=(
             "Write a self-contained blind A/B listening test of a saved run: a seeded, "
             "stratified sample of items, each pair of clips in a seeded random left/right "
-            "order, no system name anywhere in the folder; DIR/key.json alone says which clip "
-            "is which system (keep it; do not send it to raters). Raters answer by keyboard; "
-            "the page exports a CSV that `vocencebench calibrate` reads with that key. With "
-            "--serve the folder is served on 127.0.0.1 and every answer is appended to "
-            "DIR/labels/<rater>.csv, as the run's a/b, as it is given. See "
+            "order. DIR/page is what raters get (send that folder): the page, its clips and "
+            "its data, no system name anywhere. DIR/key.json alone says which clip is which "
+            "system; it is outside DIR/page (keep it; do not send it to raters). Raters "
+            "answer by keyboard; the page exports a CSV that `vocencebench calibrate` reads "
+            "with that key. With --serve DIR/page is served on 127.0.0.1 and every answer is "
+            "appended to DIR/labels/<rater>.csv, as the run's a/b, as it is given. See "
             "docs/validation.md."))
     p.add_argument("run", help="run directory (run.json) or leaderboard directory")
-    p.add_argument("--out", required=True, help="folder to write the test into")
+    p.add_argument("--out", required=True,
+                   help="folder to write the test into (DIR/page for raters, DIR/key.json "
+                        "to keep)")
     p.add_argument("--items", type=positive_int, default=LISTEN_ITEMS,
                    help=f"items in the test (default {LISTEN_ITEMS})")
     p.add_argument("--seed", type=nonnegative_int, default=LISTEN_SEED,
@@ -66,7 +69,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty folder vocencebench did not create")
     p.add_argument("--serve", action="store_true",
-                   help="serve the test on 127.0.0.1 and write answers as they are given")
+                   help="serve DIR/page on 127.0.0.1 and write answers to DIR/labels as "
+                        "they are given")
     p.add_argument("--port", type=_port, default=0,
                    help="port for --serve (default: any free port; the URL is printed)")
     p.set_defaults(func=run)

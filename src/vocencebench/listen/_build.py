@@ -2,16 +2,19 @@
 left/right order, the clips (re-encoded so their files cannot tell the systems apart) and the
 page.
 
-What the folder holds: ``index.html`` (the page, its data inline), ``test.json`` (the same
-data, for the server and for tools), ``clips/NNN-1.flac`` / ``NNN-2.flac`` (trial NNN's left
-and right clip), ``key.json`` and the output marker. No system name, label, system id or
+What the folder ``DIR`` holds: ``key.json``, the output marker, ``labels/`` (once served)
+and ``page/``, the folder the raters get. ``page/`` holds ``index.html`` (the page, its data
+inline), ``test.json`` (the same data, for the server and for tools) and
+``clips/NNN-1.flac`` / ``NNN-2.flac`` (trial NNN's left and right clip). So sending
+``DIR/page`` (or a zip of it) can never send the key. No system name, label, system id or
 cache key is written anywhere. The page's data carries, per trial, the item id, its
 instruction and script and the two file names: nothing that says which clip is which
 system, so the page records answers as left/right. Only ``key.json`` says which clip of each
-trial is the run's a; the page never loads it, the server never serves it, and it maps the
-answers back where they are used (the server, ``calibrate``). Every clip of the test is mono
-16-bit FLAC at one sample rate (the highest of the sampled clips'), with no tags, so neither
-a file's header nor its size per second names a system.
+trial is the run's a. It is outside ``page/``: the page never loads it, the server (whose
+root is ``page/``) cannot serve it, and it maps the answers back where they are used (the
+server, ``calibrate``). Every clip of the test is mono 16-bit FLAC at one sample rate (the
+highest of the sampled clips'), with no tags, so neither a file's header nor its size per
+second names a system.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._numbers import is_whole_number
-from .._util.human_labels import KEY_FILE, ListeningKey
+from .._util.human_labels import KEY_FILE, PAGE_DIR, ListeningKey
 from .._util.stable_rng import stable_coins, stable_permutation
 from .._util.text import terminal_safe
 from ..clips import encode_flac, find_cache, open_for_reading, read_clip
@@ -70,7 +73,8 @@ class Trial:
 
 @dataclass(frozen=True)
 class ListeningTest:
-    """A built test: its folder, id, trials, questions and what the sample left out."""
+    """A built test: its folder, id, trials, questions and what the sample left out. The
+    raters get :attr:`page` only; ``directory`` also holds the key and the labels."""
 
     directory: Path
     test_id: str
@@ -80,6 +84,11 @@ class ListeningTest:
     strata: dict[str, int]
     notes: tuple[str, ...] = ()
 
+    @property
+    def page(self) -> Path:
+        """The folder the raters get: the page, its data and its clips; never the key."""
+        return self.directory / PAGE_DIR
+
     def lines(self) -> list[str]:
         """What the command prints."""
         out = [f"listening test {self.test_id}: {len(self.trials)} items of {self.eligible} "
@@ -87,8 +96,9 @@ class ListeningTest:
                "strata (category/direction of δ): "
                + ", ".join(f"{k} {v}" for k, v in self.strata.items() if v)]
         out += list(self.notes)
-        out.append(f"open {self.directory / 'index.html'} (works from disk; export the CSV "
+        out.append(f"open {self.page / 'index.html'} (works from disk; export the CSV "
                    "when done) or serve it: vocencebench listen ... --serve")
+        out.append(f"send raters {self.page} only (zip that folder): it holds no key")
         out.append(f"keep {self.directory / KEY_FILE} (which clip is which system): do not "
                    "send it to raters; calibrate needs it to read the page's export")
         return out
@@ -218,7 +228,8 @@ def build_listening_test(
     run_dir: str | os.PathLike[str] | None = None,
     force: bool = False,
 ) -> ListeningTest:
-    """Write a blind listening test of ``items`` items of a saved run into ``out``.
+    """Write a blind listening test of ``items`` items of a saved run into ``out``: the
+    key in ``out``, what the raters get in ``out/page``.
 
     ``run``: a run directory, a leaderboard directory (with ``pair``), or a
     :class:`Head2Head` (then ``run_dir`` is where its cache is looked for). ``seed`` fixes the
@@ -295,8 +306,9 @@ def build_listening_test(
     swaps = stable_coins(bitgen, len(shown))
     rate = max(max(ca[1], cb[1]) for _, ca, cb in shown)
     directory = claim_directory(out, kind=LISTEN_KIND, force=force)
-    clip_dir = directory / "clips"
-    clip_dir.mkdir(exist_ok=True)
+    page = directory / PAGE_DIR
+    clip_dir = page / "clips"
+    clip_dir.mkdir(parents=True, exist_ok=True)
     for f in clip_dir.glob("*.flac"):  # an earlier build's clips: never mix two tests
         f.unlink()
     trials: list[Trial] = []
@@ -306,8 +318,8 @@ def build_listening_test(
         names: list[str] = []
         for k, (x, sr) in enumerate((left, right), start=1):
             name = f"clips/{n:03d}-{k}.flac"
-            atomic_write(directory / name, encode_flac(_resample(x, sr, rate), rate,
-                                                       subtype="PCM_16"))
+            atomic_write(page / name, encode_flac(_resample(x, sr, rate), rate,
+                                                  subtype="PCM_16"))
             names.append(name)
         p = pairs[i]
         trials.append(Trial(n, p.item.id, i, swap))
@@ -322,8 +334,8 @@ def build_listening_test(
     sides = ListeningKey(ident, {t.n: (terminal_safe(t.item), "b" if t.swap else "a")
                                  for t in trials})
     atomic_write(directory / KEY_FILE, sides.to_json())
-    atomic_write(directory / "test.json", json.dumps(data, indent=1, ensure_ascii=False,
-                                                     sort_keys=True) + "\n")
-    atomic_write(directory / "index.html", render_page(data))
+    atomic_write(page / "test.json", json.dumps(data, indent=1, ensure_ascii=False,
+                                                sort_keys=True) + "\n")
+    atomic_write(page / "index.html", render_page(data))
     return ListeningTest(directory, ident, tuple(trials), tuple(questions), len(eligible),
                          counts, tuple(notes))

@@ -1,5 +1,5 @@
-"""``vocencebench listen --serve``: the listening folder on 127.0.0.1, each answer appended
-to its rater's labels file as it is given.
+"""``vocencebench listen --serve``: the listening folder's ``page/`` on 127.0.0.1, each
+answer appended to its rater's labels file as it is given.
 
 * Bound to 127.0.0.1 only (no option to widen it). A request whose ``Host`` is not
   127.0.0.1/localhost on this port is refused (DNS rebinding), and an answer must be
@@ -7,7 +7,7 @@ to its rater's labels file as it is given.
   never granted).
 * ``POST /api/answer``: ``{trial, id, dimension, choice, score_left, score_right, rater}``
   (the page knows clips by side only: ``choice`` is left, right or tie), checked against the
-  test's own ``test.json`` (the trial's item id, a question it asks, both scores 0–3 or
+  test's own ``page/test.json`` (the trial's item id, a question it asks, both scores 0–3 or
   neither), mapped to the run's a/b here with the test's ``key.json``, then one CSV line
   (``id,dimension,winner,score_a,score_b,rater``) appended to ``labels/<rater>.csv`` with
   one ``write`` on an ``O_APPEND``
@@ -15,8 +15,10 @@ to its rater's labels file as it is given.
   no acknowledged answer and never leaves half a row. One file per rater; a later row for the
   same item and question supersedes an earlier one (the rater changed their mind), which is
   how ``vocencebench calibrate`` reads it.
-* ``GET``: the folder's files, never ``labels/``, never ``key.json`` (which clip is which
-  system) and never a directory listing.
+* ``GET``: the files of ``page/`` (the document root) and never a directory listing. The key
+  (``key.json``, which clip is which system) and ``labels/`` are beside ``page/``, not under
+  it; requests for them are refused by name too, however the path is spelt (defence in
+  depth).
 """
 
 from __future__ import annotations
@@ -35,7 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from .._numbers import is_whole_number
-from .._util.human_labels import KEY_FILE, LABEL_COLUMNS, ListeningKey, read_listening_key
+from .._util.human_labels import (
+    KEY_FILE,
+    LABEL_COLUMNS,
+    PAGE_DIR,
+    ListeningKey,
+    read_listening_key,
+)
 from ..errors import ConfigError
 
 __all__ = ["HOST", "LABEL_COLUMNS", "LabelsLog", "serve_listening_test"]
@@ -113,8 +121,10 @@ def _check_answer(body: Any, test: dict[str, Any], key: ListeningKey) -> dict[st
 
 def _handler(root: Path, test: dict[str, Any], key: ListeningKey, log: LabelsLog,
              port: Callable[[], int]) -> type[SimpleHTTPRequestHandler]:
-    private = tuple(Path(os.path.realpath(d)) for d in (log.directory, root / "labels",
-                                                           root / "api", root / KEY_FILE))
+    # Nothing private is under ``root`` (the key and the labels are beside it); refused by
+    # name all the same, should one ever be put there.
+    private = tuple(Path(os.path.realpath(d)) for d in (
+        log.directory, root / "labels", root / "api", root / KEY_FILE, root.parent / KEY_FILE))
 
     class Handler(SimpleHTTPRequestHandler):
         def __init__(self, *args: Any, **kw: Any) -> None:
@@ -200,21 +210,24 @@ def serve_listening_test(
     labels: str | os.PathLike[str] | None = None,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the listening folder ``directory`` on 127.0.0.1:``port`` (0: any free port)
-    until interrupted, writing answers under ``labels`` (default ``directory/labels``).
-    ``ready`` receives the page's URL once the server listens."""
-    root = Path(directory)
+    """Serve ``page/`` of the listening folder ``directory`` on 127.0.0.1:``port`` (0: any
+    free port) until interrupted, mapping answers with ``directory/key.json`` and writing
+    them under ``labels`` (default ``directory/labels``). ``ready`` receives the page's URL
+    once the server listens."""
+    folder = Path(directory)
+    root = folder / PAGE_DIR
     try:
         test = json.loads((root / "test.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{root} is not a listening folder (test.json: {exc})") from None
-    key = read_listening_key(root)
+        raise ConfigError(f"{folder} is not a listening folder ({PAGE_DIR}/test.json: "
+                          f"{exc})") from None
+    key = read_listening_key(folder / KEY_FILE)
     if key.test != test.get("test"):
-        raise ConfigError(f"{root / KEY_FILE} is the key of test {key.test}, not of this "
+        raise ConfigError(f"{folder / KEY_FILE} is the key of test {key.test}, not of this "
                           f"folder's test {test.get('test')}")
     if not is_whole_number(port) or not 0 <= port <= 65535:
         raise ConfigError(f"--port must be 0-65535, got {port!r}")
-    log = LabelsLog(labels if labels is not None else root / "labels")
+    log = LabelsLog(labels if labels is not None else folder / "labels")
     box: list[int] = []
     try:
         server = ThreadingHTTPServer((HOST, port), _handler(root, test, key, log, lambda: box[0]))

@@ -108,9 +108,11 @@ def test_without_a_run_the_verdicts_say_what_the_items_are() -> None:
 
 
 def _key_folder(folder: Path, test: str = "t0ast") -> ListeningKey:
+    """A listening folder as ``listen`` lays it out: key.json, and page/ (what raters get)."""
     key = ListeningKey(test, {1: ("vb-00001", "a"), 2: ("vb-00002", "b")})
-    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "page").mkdir(parents=True, exist_ok=True)
     (folder / "key.json").write_text(key.to_json(), encoding="utf-8")
+    (folder / "page" / "test.json").write_text(json.dumps({"test": test}), encoding="utf-8")
     return key
 
 
@@ -135,6 +137,11 @@ def test_a_page_export_is_read_through_its_key(tmp_path: Path) -> None:
     below.parent.mkdir()
     below.write_text(_EXPORT, encoding="utf-8")
     assert [h.winner for h in read_human_csv(below)] == ["a", "b", "tie", "b"]
+    # Saved beside the page (the folder raters got): its key is the one beside page/.
+    in_page = tmp_path / "listen" / "page" / "labels-Ann.csv"
+    in_page.write_text(_EXPORT, encoding="utf-8")
+    assert [h.winner for h in read_human_csv(in_page)] == ["a", "b", "tie", "b"]
+    assert not (tmp_path / "listen" / "page" / "key.json").exists()
 
 
 def test_a_page_export_without_its_key_is_refused(tmp_path: Path,
@@ -154,9 +161,17 @@ def test_a_page_export_without_its_key_is_refused(tmp_path: Path,
     assert main(["calibrate", str(elsewhere), "--run", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("vocencebench calibrate: error:") and err.count("\n") == 1, err
+    # --key takes the listening folder, its key.json or its page/ folder.
+    for given in ("listen", "listen/key.json", "listen/page"):
+        assert main(["calibrate", str(elsewhere), "--run", str(run), "--key",
+                     str(tmp_path / given)]) == 0, given
+        assert "raters: 1 (Ann)" in capsys.readouterr().out
+    # A folder that is not a listening page/ does not lend its parent's key.
+    (tmp_path / "listen" / "stray").mkdir()
     assert main(["calibrate", str(elsewhere), "--run", str(run), "--key",
-                 str(tmp_path / "listen")]) == 0
-    assert "raters: 1 (Ann)" in capsys.readouterr().out
+                 str(tmp_path / "listen" / "stray")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vocencebench calibrate: error:") and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize(("row", "match"), [
