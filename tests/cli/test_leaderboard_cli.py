@@ -291,6 +291,7 @@ def _published(directory: Path, version: object) -> Path:
     """The smallest leaderboard directory `--verify` reads: one combined scores file, and a
     leaderboard.json naming the order and each cell's file (as `save` writes them)."""
     from vocencebench.board import LEADERBOARD_SCHEMA_VERSION, standings_from_scores
+    from vocencebench.board.run import decide_command, pair_folder
 
     directory.mkdir(exist_ok=True)
     rows = [{"item": f"i{k}", "system": s, "S": v}
@@ -305,8 +306,11 @@ def _published(directory: Path, version: object) -> Path:
     st = standings_from_scores(directory)  # the version this install writes is read
     again = json.loads(json.dumps(st.to_dict()))
     doc.update({k: v for k, v in again.items() if k not in ("systems", "pairs")})
-    doc["pairs"] = [{**c, "scores_file": "scores.jsonl"} for c in again["pairs"]]
+    doc["pairs"] = [{**c, "scores_file": "scores.jsonl", "record": pair_folder(0, ("a", "b")),
+                     "recompute": decide_command("scores.jsonl", ("a", "b"))}
+                    for c in again["pairs"]]
     doc["not_compared"] = []
+    doc["items"] = 6
     doc["schema_version"] = version
     (directory / "leaderboard.json").write_text(json.dumps(doc), encoding="utf-8")
     return directory
@@ -372,11 +376,19 @@ def _flip_records(doc: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(("case", "edit", "field"), [
     ("winner", _cell("winner", "nobody"), "winner"),
     ("matrix", _set_key("matrix", None), "matrix:"),
-    ("system-scores", _set_key("system_scores", {}), "system_scores:"),
-    ("bradley-terry", _set_key("bradley_terry", {}), "bradley_terry:"),
-    ("traits", _set_key("traits", {}), "traits:"),
-    ("records", _flip_records, "records:"),
+    ("system-scores", _set_key("system_scores", {}), "system_scores."),
+    ("bradley-terry", _set_key("bradley_terry", {}), "bradley_terry."),
+    ("traits", _set_key("traits", {}), "traits."),
+    ("records", _flip_records, "records."),
     ("not-compared", _set_key("not_compared", [["flat", "fast"]]), "not_compared:"),
+    # The fourth audit: these passed as "recomputed bit for bit".
+    ("recompute", _cell("recompute", "rm -rf /"), 'recompute: published "rm -rf /", '
+                                                  'recomputed "vocencebench decide '),
+    ("record", _cell("record", "pairs/elsewhere"), 'record: published "pairs/elsewhere"'),
+    ("items", _set_key("items", 999), "items: published 999, recomputed "),
+    ("lcb", lambda d: {**d, "pairs": [{**d["pairs"][0], "decision": {
+        **d["pairs"][0]["decision"], "lcb": d["pairs"][0]["decision"]["lcb"] + 1e-12}},
+        *d["pairs"][1:]]}, "decision.lcb: published "),
 ])
 def test_verify_catches_every_edited_standing(board: Path, tmp_path: Path, case: str,
                                               edit: Any, field: str,

@@ -17,7 +17,7 @@ from ..errors import ConfigError, ScoresError
 from ..schema import read_versioned_file
 from ..scores import read_scores
 from .ranking import Standings, pairs_from_table, rank
-from .run import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION
+from .run import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, decide_command, pair_folder
 
 __all__ = ["read_board", "standings_from_scores", "verify"]
 
@@ -98,7 +98,12 @@ def _shape_problem(doc: dict[str, Any], root: Path) -> str | None:
 
 def verify(directory: str | os.PathLike[str]) -> list[str]:
     """Recompute every cell of a published leaderboard from its scores file(s) and compare
-    it with ``leaderboard.json``, bit for bit. Returns the mismatches (empty = reproduced)."""
+    it with ``leaderboard.json``, bit for bit: every field the scores determine (each cell's
+    decision, outcomes, record folder and recompute command, the tiers, matrix, records,
+    intervals, per-dimension means, Bradley–Terry, what was not compared, the item count).
+    Returns the mismatches, each naming the field and both values (empty = reproduced). The
+    run's own account of its instruments (status lines, canaries, failures, system ids) is
+    not derived from the scores and is not checked."""
     p = Path(directory)
     doc = read_board(p)
     try:
@@ -111,21 +116,51 @@ def verify(directory: str | os.PathLike[str]) -> list[str]:
         return [f"pairs: published {len(doc['pairs'])}, recomputed {len(st.cells)}"]
     # Every published field the scores determine, compared as JSON (tuples are lists there).
     again = json.loads(json.dumps(st.to_dict()))
-    for published, cell, mine in zip(doc["pairs"], st.cells, again["pairs"], strict=True):
-        if published.get("decision") != mine["decision"]:
-            problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
-                            f"{published.get('winner')}, recomputed {cell.winner}")
-        others = sorted(k for k in mine if k != "decision" and published.get(k) != mine[k])
-        if others:
-            problems.append(f"{cell.incumbent} vs {cell.challenger}: published "
-                            f"{', '.join(others)} differ from the recomputed ones")
-    if doc.get("tiers") != again["tiers"]:
-        problems.append(f"tiers: published {doc.get('tiers')}, recomputed {again['tiers']}")
+    for k, (published, cell, mine) in enumerate(zip(doc["pairs"], st.cells, again["pairs"],
+                                                    strict=True)):
+        pair = (cell.incumbent, cell.challenger)
+        mine = {**mine, "record": pair_folder(k, pair),
+                "recompute": decide_command(str(published["scores_file"]), pair)}
+        for key in sorted(mine):
+            where = _first_difference(published.get(key), mine[key], key)
+            if where is not None:
+                problems.append(f"{cell.incumbent} vs {cell.challenger}: {where}")
     order = [x["name"] for x in doc["systems"]]
     again["not_compared"] = [[x, y] for i, x in enumerate(order) for y in order[i + 1:]
                              if st.cell(x, y) is None]
-    for key in ("mode", "anchor", "allow_incomplete", "matrix", "records", "system_scores",
-                "traits", "bradley_terry", "not_compared"):
-        if doc.get(key) != again[key]:
-            problems.append(f"{key}: the published value differs from the one the scores give")
+    files = {str(c["scores_file"]) for c in doc["pairs"]}
+    again["items"] = len(set().union(*(read_scores(p / f).items for f in files)))
+    for key in ("mode", "anchor", "allow_incomplete", "tiers", "matrix", "records",
+                "system_scores", "traits", "bradley_terry", "not_compared", "items"):
+        where = _first_difference(doc.get(key), again[key], key)
+        if where is not None:
+            problems.append(where)
     return problems
+
+
+def _first_difference(published: Any, recomputed: Any, path: str) -> str | None:
+    """``"PATH: published X, recomputed Y"`` at the first place the two JSON values differ
+    (depth first, in key order), or None when they are equal."""
+    if published == recomputed:
+        return None
+    if isinstance(published, dict) and isinstance(recomputed, dict):
+        for key in sorted(set(published) | set(recomputed), key=str):
+            if key not in published:
+                return f"{path}.{key}: missing from the published file"
+            if key not in recomputed:
+                return f"{path}.{key}: published, but not a field the scores give"
+            deeper = _first_difference(published[key], recomputed[key], f"{path}.{key}")
+            if deeper is not None:
+                return deeper
+    if (isinstance(published, list) and isinstance(recomputed, list)
+            and len(published) == len(recomputed)):
+        for i, (x, y) in enumerate(zip(published, recomputed, strict=True)):
+            deeper = _first_difference(x, y, f"{path}[{i}]")
+            if deeper is not None:
+                return deeper
+    return f"{path}: published {_shown(published)}, recomputed {_shown(recomputed)}"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."

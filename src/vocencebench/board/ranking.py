@@ -52,6 +52,7 @@ __all__ = [
     "Standings",
     "SystemScore",
     "Tier",
+    "anchor_tiers",
     "pairs_from_table",
     "pooled_item_scores",
     "rank",
@@ -136,6 +137,36 @@ def tiers(systems: Sequence[str], beats: Iterable[tuple[str, str]]) -> tuple[Tie
         members.sort(key=lambda j: (-wins[names[j]], losses[names[j]], j))
         cyc = any(len(comps[c]) > 1 for c, lv in level.items() if lv == rank)
         out.append(Tier(rank, tuple(names[j] for j in members), cyc))
+    return tuple(out)
+
+
+def anchor_tiers(systems: Sequence[str], anchor: str, beats: Iterable[tuple[str, str]]
+                 ) -> tuple[Tier, ...]:
+    """The tiers of an anchor-mode leaderboard, where only the anchor's pairs are decided:
+    the systems that beat the anchor, then the anchor with those it could not tell apart (a
+    tie, or no decided pair), then those it beats; empty tiers are left out. (The all-pairs
+    layering would put a system that merely ties the anchor above it, beside the systems that
+    beat it.) Within a tier, systems are listed as in :func:`tiers`."""
+    names = list(systems)
+    check_names(names)
+    if anchor not in names:
+        raise ConfigError(f"the anchor {anchor!r} is not one of {names}")
+    above: set[str] = set()
+    below: set[str] = set()
+    for w, lo in beats:
+        if w not in names or lo not in names or w == lo or anchor not in (w, lo):
+            raise ConfigError(f"bad verdict edge {w!r} beats {lo!r} in anchor mode")
+        (above if lo == anchor else below).add(w if lo == anchor else lo)
+    wins = {s: (s in above) + (len(below) if s == anchor else 0) for s in names}
+    losses = {s: (s in below) + (len(above) if s == anchor else 0) for s in names}
+    groups = ([s for s in names if s in above],
+              [s for s in names if s not in above and s not in below],
+              [s for s in names if s in below])
+    out: list[Tier] = []
+    for group in groups:
+        if group:
+            group.sort(key=lambda s: (-wins[s], losses[s], names.index(s)))
+            out.append(Tier(len(out) + 1, tuple(group), False))
     return tuple(out)
 
 
@@ -357,7 +388,8 @@ def rank(
         traits[s] = trait_means(s, pairs, cells)
     bt = bradley_terry(order, {(c.incumbent, c.challenger): c.outcomes
                                for c in cells if c.decided})
-    return Standings(order, anchor, cells, scores, traits, records, tiers(order, beats), bt,
+    layers = tiers(order, beats) if anchor is None else anchor_tiers(order, anchor, beats)
+    return Standings(order, anchor, cells, scores, traits, records, layers, bt,
                      allow_incomplete)
 
 

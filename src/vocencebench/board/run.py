@@ -48,7 +48,8 @@ from .report import render_summary, save_leaderboard
 if TYPE_CHECKING:
     from ..compare import RunKeywords
 
-__all__ = ["LEADERBOARD_KIND", "LEADERBOARD_SCHEMA_VERSION", "Leaderboard", "leaderboard"]
+__all__ = ["LEADERBOARD_KIND", "LEADERBOARD_SCHEMA_VERSION", "Leaderboard", "decide_command",
+           "leaderboard", "pair_folder"]
 
 #: ``kind`` of leaderboard.json.
 LEADERBOARD_KIND: Final = "leaderboard"
@@ -59,6 +60,21 @@ LEADERBOARD_SCHEMA_VERSION: Final = 1
 def _slug(name: str) -> str:
     out = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
     return out.strip("._") or "system"
+
+
+def pair_folder(k: int, pair: tuple[str, str]) -> str:
+    """The folder, relative to the output directory, of the ``k``-th pair (0-based): its
+    full record (``run.json``); its scores file is this name plus ``.scores.jsonl``."""
+    x, y = pair
+    return f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}"
+
+
+def decide_command(scores_file: str, pair: tuple[str, str]) -> str:
+    """The command that recomputes the cell of ``pair`` from ``scores_file`` (run in the
+    output directory)."""
+    x, y = pair
+    return (f"vocencebench decide {scores_file} --incumbent {_q(x)} --challenger {_q(y)} "
+            "--json")
 
 
 @dataclass(frozen=True)
@@ -126,21 +142,18 @@ class Leaderboard:
     def _files(self) -> dict[tuple[str, str], str]:
         if self.combined_scores() is not None:
             return {p: "scores.jsonl" for p in self.runs}
-        return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}.scores.jsonl"
+        return {(x, y): f"{pair_folder(k, (x, y))}.scores.jsonl"
                 for k, (x, y) in enumerate(self.runs)}
 
     def records(self) -> dict[tuple[str, str], str]:
         """Pair → the folder (relative to the output directory) holding the pair's full
         record, ``run.json`` (every row, analysis and verdict), which ``vocencebench listen
         --pair`` and ``calibrate --run`` read."""
-        return {(x, y): f"pairs/{k + 1:02d}-{_slug(x)}--{_slug(y)}"
-                for k, (x, y) in enumerate(self.runs)}
+        return {pair: pair_folder(k, pair) for k, pair in enumerate(self.runs)}
 
     def recompute_command(self, pair: tuple[str, str]) -> str:
         """The command that recomputes the cell of ``pair`` (run in the output directory)."""
-        x, y = pair
-        return (f"vocencebench decide {self._files[pair]} --incumbent {_q(x)} "
-                f"--challenger {_q(y)} --json")
+        return decide_command(self._files[pair], pair)
 
     # -- sections
     def judge_behaviour(self) -> JudgeBehaviour | None:

@@ -194,7 +194,7 @@ def _verify(directory: str) -> int:
         for p in problems:
             print(f"MISMATCH: {terminal_safe(p)}")
         return EXIT_CHECK_FAILED
-    print(f"OK: every cell and the tiers of {terminal_safe(directory)} were recomputed bit "
-          "for bit from its "
-          "published scores")
+    print(f"OK: every cell and the standings of {terminal_safe(directory)} were recomputed "
+          "bit for bit from its published scores (the status lines, canaries, failures and "
+          "system ids are the run's own record, not derived from the scores)")
     return EXIT_OK

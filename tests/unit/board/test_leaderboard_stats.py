@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from vocencebench.board.bradley_terry import BradleyTerry, bradley_terry
 from vocencebench.board.cells import decide_pair, pair_order
-from vocencebench.board.ranking import pooled_item_scores, rank, tiers
+from vocencebench.board.ranking import anchor_tiers, pooled_item_scores, rank, tiers
 from vocencebench.decide import decide
 from vocencebench.errors import ConfigError, ScoresError
 from vocencebench.metrics import bootstrap_ci
@@ -168,6 +168,30 @@ def test_within_a_tier_systems_are_listed_by_wins() -> None:
     assert got[1].systems == ("C", "D")
     with pytest.raises(ConfigError, match="bad verdict edge"):
         tiers(["A", "B"], {("A", "Z")})
+
+
+@pytest.mark.parametrize(("beats", "expected"), [
+    # the audit's board: F and H beat the anchor X, E only ties it
+    ({("F", "X"), ("H", "X")}, [("F", "H"), ("E", "X")]),  # listed by wins, then losses
+    # one above, one level, one below
+    ({("F", "X"), ("X", "H")}, [("F",), ("X", "E"), ("H",)]),
+    # the anchor beats everyone
+    ({("X", "E"), ("X", "F"), ("X", "H")}, [("X",), ("E", "F", "H")]),
+    # nothing decided: everyone is indistinguishable from the anchor
+    (set(), [("X", "E", "F", "H")]),
+])
+def test_anchor_tiers_read_beats_level_with_or_loses_to_the_anchor(
+        beats: set[tuple[str, str]], expected: list[tuple[str, ...]]) -> None:
+    """The all-pairs layering put a system that only tied the anchor (E) in tier 1, above
+    the anchor and beside the systems that beat it."""
+    names = ["X", "E", "F", "H"]
+    got = anchor_tiers(names, "X", beats)
+    assert [t.systems for t in got] == expected
+    assert [t.rank for t in got] == list(range(1, len(expected) + 1))
+    if beats == {("F", "X"), ("H", "X")}:
+        assert set(tiers(names, beats)[0].systems) == {"E", "F", "H"}  # the old layering
+    with pytest.raises(ConfigError, match="in anchor mode"):
+        anchor_tiers(names, "X", {("E", "F")})  # a non-anchor pair is never decided
 
 
 # ------------------------------------------------------------------ Bradley–Terry
