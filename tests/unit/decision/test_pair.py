@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from vocencebench.decide import composite
 from vocencebench.pair import ClipAnalysis, PairResult, combine, needs_judge
@@ -165,3 +166,28 @@ def test_score_pair_records_a_failing_judge_dimension_as_the_engine_does() -> No
                             progress=False, canaries=False)
     assert one.incomplete is not None and one.incomplete.startswith("judge: naturalness: ")
     assert one == run.pairs[0]
+
+
+def test_every_shape_combine_writes_is_read_back_by_decide(tmp_path: Path) -> None:
+    """The dimension check of a scores file (both clips of an item on the same dimensions)
+    must accept every row shape the pipeline writes: judged items, an item the gate vetoed on
+    both sides (neither judged), one side failed (the other on its probe dimensions)."""
+    from vocencebench.scores import decide_scores, write_scores
+
+    dims = ("pitch", "pace", "tone", "naturalness")
+    v = {"tone": _verdict("tone", 3, 1), "naturalness": _verdict("naturalness", 2, 3)}
+    pairs = []
+    for k, (a, b, verdicts) in enumerate([
+        (_an("A", {"pitch": 1.0, "pace": 0.5}), _an("B", {"pitch": 0.5, "pace": 1.0}), v),
+        (_an("A", {"pitch": 1.0, "pace": 0.5}, gate=0), _an("B", {"pitch": 1.0, "pace": 1.0},
+                                                              gate=0), {}),
+        (_an("A", {}, failure="synthesis: boom"), _an("B", {"pitch": 1.0, "pace": 1.0}), {}),
+        (_an("A", {"pitch": 0.0, "pace": 0.5}, gate=0), _an("B", {"pitch": 1.0, "pace": 1.0}),
+         v),
+    ]):
+        item = Item(f"vb-{k:05d}", ITEM.instruction, ITEM.text, TRAITS, 1)
+        pairs.append(combine(item, a, b, verdicts, labels=("A", "B"), dimensions=dims))
+    assert not any(p.incomplete for p in pairs)
+    path = tmp_path / "scores.jsonl"
+    write_scores([s for p in pairs for s in (p.a, p.b)], path)
+    assert decide_scores(path).n == 4
