@@ -127,6 +127,14 @@ def _chain(*steps: Callable[[str], str]) -> Callable[[str], str]:
     return run
 
 
+def _drop_invisible(text: str) -> str:
+    """``text`` without format characters (category Cf: U+200B, U+00AD, U+FEFF, U+200E, ...)
+    and control characters other than whitespace: nobody reads them, and a script holding
+    one inside a word ("c\u200bat") would veto a perfect reading."""
+    return "".join(ch for ch in text if ch.isspace()
+                   or unicodedata.category(ch) not in ("Cf", "Cc"))
+
+
 def _ordinal(day: int) -> str:
     if 10 <= day % 100 <= 20:
         return f"{day}th"
@@ -249,11 +257,14 @@ def _abbreviations(text: str) -> str:
 PRE_RULES: tuple[Rule, ...] = (
     Rule(
         "unicode",
-        "NFKC-fold the text; curly quotes become straight ones; dashes and non-breaking "
-        "spaces become plain spaces.",
+        "NFKC-fold the text; invisible format characters (zero-width space and joiners, "
+        "soft hyphen, BOM, direction marks: Unicode category Cf) and other control "
+        "characters are removed; curly quotes and primes become straight ones; dashes and "
+        "non-breaking spaces become plain spaces.",
         _chain(
             lambda s: unicodedata.normalize("NFKC", s),
-            _sub(r"[\u2018\u2019\u02bc]", "'"),
+            _drop_invisible,
+            _sub(r"[\u2018\u2019\u02bc\u2032`]", "'"),
             _sub(r"[\u201c\u201d]", '"'),
             _sub(r"(?<=\d)[\u2013\u2014](?=\d)", " to "),
             _sub(r"[\u2013\u2014\u2212]", " "),
@@ -328,6 +339,19 @@ PRE_RULES: tuple[Rule, ...] = (
         "percent",
         "'per cent' becomes 'percent'; a space before % is removed.",
         _chain(_sub(r"\bper\s+cent\b", "percent", re.IGNORECASE), _sub(r"(?<=\d)\s+%", "%")),
+    ),
+    Rule(
+        "number_signs",
+        "Signs between or before numbers are read: a range of two short numbers written with "
+        "a hyphen ('10-20', not a chain such as 7-19-23 or a code such as 555-1234) → "
+        "'10 to 20'; a minus sign before a number ('-5') → 'minus 5'; '+' and '=' between "
+        "numbers → 'plus' and 'equals'.",
+        _chain(
+            _sub(r"(?<![\w.-])(\d{1,3})-(\d{1,3})(?![\w-]|\.\d)", r"\1 to \2"),
+            _sub(r"(?<![\w.-])-(?=\d)", "minus "),
+            _sub(r"(?<=\d)\s*\+\s*(?=\d)", " plus "),
+            _sub(r"(?<=\d)\s*=\s*(?=\d)", " equals "),
+        ),
     ),
 )
 
@@ -435,7 +459,17 @@ POST_RULES: tuple[Rule, ...] = (
 def _whisper_normalizer() -> Callable[[str], Any]:
     english = require("whisper_normalizer.english", "WER text normalisation", "probes",
                       package="whisper-normalizer")
-    return english.EnglishTextNormalizer()  # type: ignore[no-any-return]
+    normalizer = english.EnglishTextNormalizer()
+    numbers = normalizer.standardize_numbers
+    # Its number step ends by writing every lone 1 as "one", also the 1 of "2.1", "$1" and
+    # "1%", which then read as "2 one", "one" and "one": with our 'one' rule, "2.1" became
+    # "21" and "$1" a bare 1, so "twenty-one" passed for "2.1". A "one" glued to a decimal
+    # point, a currency sign or % can only come from that rewrite: it is a 1 again.
+    normalizer.standardize_numbers = lambda text: _GLUED_ONE.sub("1", numbers(text))
+    return normalizer  # type: ignore[no-any-return]
+
+
+_GLUED_ONE = re.compile(r"(?<=[.$¢€£])one(?![a-z])|(?<![a-z])one(?=[.%]\d|%)")
 
 
 def normalize(text: str) -> str:

@@ -22,7 +22,10 @@ What "control characters" means here (:data:`UNSAFE`): C0 (U+0000–U+001F: ESC,
 LF, TAB, …), DEL, C1 (U+0080–U+009F, which some terminals read as CSI and OSC), the line and
 paragraph separators, lone surrogates, and the bidirectional formatting characters (U+202A–
 U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F/U+061C marks) with
-which "Trojan Source" text is laid out in another order than it is stored. Each is replaced
+which "Trojan Source" text is laid out in another order than it is stored, and the invisible
+characters that make two different words look the same (soft hyphen U+00AD, zero-width space
+U+200B, word joiner and invisible operators U+2060–U+2064, BOM U+FEFF; the zero-width
+joiners U+200C/U+200D are left alone: emoji and several scripts need them). Each is replaced
 by a visible escape, ``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u202e``, so an OSC title
 sequence (``\\x1b]0;PWNED\\x07``) or a screen clear (``\\x1b[2J``) is shown, never obeyed. The
 ``\\u`` + four hex digits form (``\\u202e``) is also a valid JSON string escape, so
@@ -47,7 +50,8 @@ __all__ = ["UNSAFE", "escape_controls", "html_attr_safe", "html_safe", "json_for
 
 #: Every character the helpers replace with a visible escape (a regular-expression class).
 UNSAFE = ("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff"
-          "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+          "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+          "\u00ad\u200b\u2060-\u2064\ufeff]")
 _UNSAFE = re.compile(UNSAFE)
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # Bidirectional classes that make a run of text lay out right to left, or that are explicit

@@ -34,8 +34,8 @@ TINY_EN: dict[str, Any] = {
     "model_bytes": 75537502, "path": "/models/tiny.en",
     "architecture": "Whisper tiny.en (37.8 M parameters; width 384, 4+4 layers)"}
 LABELS = ("flat<i>", "st|eer")  # labels are user text: escaped wherever they are shown
-# ESC is glued to a letter so that it survives normalisation (a token of marks alone is
-# dropped, textnorm's lone_marks) and the reports must escape it.
+# ESC glued to a letter: the normaliser drops control characters (textnorm's 'unicode' rule:
+# nobody reads them), so no raw ESC can reach a report through the normalised words either.
 HOSTILE = "Visit <script>alert(1)</script> | \x1bx[31m ** help"
 SCRIPTS_HEARD = {  # item position: (what a's clip was heard as, what b's was)
     0: ("The quarterly figures arrive on Thursday, so please keep the afternoon free.",) * 2,
@@ -176,13 +176,13 @@ def test_hostile_text_is_escaped_in_every_format(h2h: Head2Head) -> None:
     summary = render_summary(h2h)
     gate_md = md.split("## Intelligibility gate", 1)[1].split("\n## ", 1)[0]
     assert "<i>" not in gate_md and "flat&lt;i>" in gate_md and "st\\|eer" in gate_md
-    assert "\x1b" not in gate_md and "script alert 1 script \\x1bx 31 m help" in gate_md
+    assert "\x1b" not in gate_md and "script alert 1 script x 31 m help" in gate_md
     gate_html = html.split("<h2>Intelligibility gate</h2>", 1)[1].split("<h2>", 1)[0]
     assert "<i>" not in gate_html and "<script" not in gate_html and "flat&lt;i&gt;" in gate_html
     assert "\x1b" not in gate_html and "<del>although the storm" in gate_html
     assert "<mark>seashells</mark>" in gate_html
     assert "\x1b" not in summary
-    assert "heard:  visit [script alert 1 script \\x1bx 31 m help]" in summary
+    assert "heard:  visit [script alert 1 script x 31 m help]" in summary
 
 
 def test_a_wer_the_normaliser_no_longer_reproduces_is_flagged() -> None:
