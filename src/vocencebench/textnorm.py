@@ -60,7 +60,8 @@ class WerResult:
     """Word error counts after normalisation.
 
     ``wer = (substitutions + deletions + insertions) / reference_words`` (a fraction; it
-    can exceed 1 when the hypothesis inserts many words).
+    can exceed 1 when the hypothesis inserts many words). An inserted number counts one
+    insertion per digit (see :func:`align`).
     """
 
     wer: float
@@ -510,12 +511,18 @@ def align(reference: str, hypothesis: str) -> tuple[WerResult, tuple[WordOp, ...
     hyp_words = tuple(hyp.split())
     ops = tuple(WordOp(c.type, ref_words[c.ref_start_idx:c.ref_end_idx],
                        hyp_words[c.hyp_start_idx:c.hyp_end_idx]) for c in out.alignments[0])
-    errors = out.substitutions + out.deletions + out.insertions
+    # An inserted number counts one word per digit: the normaliser joins digits spoken one
+    # by one into one token ("one two ... nine" → 123456789), and nine words of padding must
+    # not cost one word of the allowance.
+    padding = sum(len(w) - 1 for op in ops if op.op == "insert" for w in op.hyp
+                  if w.isdigit())
+    insertions = out.insertions + padding
+    errors = out.substitutions + out.deletions + insertions
     return WerResult(
         wer=errors / n_ref,
         substitutions=out.substitutions,
         deletions=out.deletions,
-        insertions=out.insertions,
+        insertions=insertions,
         hits=out.hits,
         reference_words=n_ref,
         reference_norm=ref,

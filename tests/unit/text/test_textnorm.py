@@ -272,3 +272,17 @@ def test_rules_are_named_once_and_documented() -> None:
     doc = (DOCS / "probes.md").read_text("utf-8")
     missing = [n for n in names if f"`{n}`" not in doc]
     assert not missing, f"rules not described in docs/probes.md: {missing}"
+
+
+@pytest.mark.parametrize("padding", [
+    " one two three four five six seven eight nine",  # joined into 123456789 by the normaliser
+    " 12 34 56 78 90 11 22 33",                        # joined into one token by join_digits
+])
+def test_digits_padded_onto_a_reading_cost_one_word_each(padding: str) -> None:
+    """A hostile system appended digits to pass the gate: they were joined into one token and
+    cost one word of the allowance (WER 0.10, a pass)."""
+    script = "Please read the whole of this sentence out loud now."
+    res = word_errors(script, script + padding)
+    assert res.wer > 0.15 and res.insertions >= 9, res
+    assert word_errors("Call 555 0134 today.", "call five five five zero one three four "
+                       "today").wer == 0.0  # a number the script has is still one word
