@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._numbers import is_finite_number
 from .._util.text import UNSAFE
-from ..errors import CorpusError
+from ..errors import ConfigError, CorpusError
 from ..schema import Item
 from ..traits import TRAITS, TraitRegistry
 from .files import MAX_ITEMS, is_path, load_benchmark, read_corpus, write_corpus
@@ -114,8 +116,16 @@ def opening(instruction: str, n: int = 4) -> str:
 
 def opening_limit(n_items: int, max_share: float) -> int:
     """How many of ``n_items`` may share one four-word opening under ``max_share`` (a
-    fraction): ⌊share × n⌋, at least 1."""
+    fraction in (0, 1]): ⌊share × n⌋, at least 1. Any other share raises ConfigError."""
+    if not (is_finite_number(max_share) and 0 < max_share <= 1):
+        raise ConfigError(f"max_opening_share must be a number in (0, 1], got {max_share!r}")
     return max(1, math.floor(max_share * n_items))
+
+
+def _is_blank(value: str) -> bool:
+    """Whether ``value`` has nothing left once whitespace and invisible format characters
+    (Unicode category Cf: zero-width space, BOM, word joiner, soft hyphen, ...) are removed."""
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in value)
 
 
 _URLISH = re.compile(r"(?:\w[\w.-]*@\w[\w-]*\.\w+|(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|"
@@ -211,8 +221,9 @@ def check_item(it: Item, *, registry: TraitRegistry = TRAITS,
         if len(value) > limit:
             out.append(Violation(iid, name, f"{len(value)} characters; at most {limit}",
                                  "too-long"))
-        elif not value.strip():
-            out.append(Violation(iid, name, "empty", "empty"))
+        elif _is_blank(value):
+            out.append(Violation(iid, name, "empty (nothing visible)" if value.strip()
+                                 else "empty", "empty"))
         elif (bad := _UNSAFE_CHAR.search(value)) is not None:
             # An escape sequence, NUL or a right-to-left override would reach every system,
             # judge prompt and terminal as it is (an LLM-written corpus can hold them).
@@ -297,6 +308,8 @@ def check_corpus(items: Sequence[Item], *, registry: TraitRegistry = TRAITS,
     are checked (what :func:`validate_corpus` uses). ``workers`` > 1 checks the items of a
     corpus of at least :data:`PARALLEL_CHECK_ITEMS` in that many processes (the same list,
     in the same order)."""
+    if authoring and max_opening_share is not None:
+        opening_limit(0, max_opening_share)  # a share outside (0, 1] raises ConfigError
     if not items:
         return [Violation("-", "corpus", "no items", "empty-corpus")]
     if len(items) > MAX_ITEMS:

@@ -54,6 +54,24 @@ def corpus_hash(items: Iterable[Item]) -> str:
     return h.hexdigest()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(obj: dict[str, Any], where: str) -> None:
+    """Refuse a string holding a surrogate code point (the JSON escape ``\\ud800``): it is
+    not a character, so it cannot be hashed, written or sent as UTF-8."""
+    iid = str(obj["id"])
+    shown = iid if len(iid) <= 40 else iid[:37] + "..."
+    shown = shown.encode("ascii", "backslashreplace").decode("ascii")
+    fields = [(name, obj[name]) for name in ("id", "instruction", "text", "category")]
+    fields += [(f"traits.{k}", k + v) for k, v in obj["traits"].items()]
+    for name, value in fields:
+        if (bad := _SURROGATE.search(value)) is not None:
+            name = name.encode("ascii", "backslashreplace").decode("ascii")[:60]
+            raise CorpusError(f"{where}: item {shown} field {name} holds the lone surrogate "
+                              f"U+{ord(bad.group()):04X}, which is not a character; remove it")
+
+
 def _item_from(obj: Any, where: str) -> Item:
     if not isinstance(obj, dict):
         raise CorpusError(f"{where}: expected a JSON object per line, got {type(obj).__name__}")
@@ -73,9 +91,25 @@ def _item_from(obj: Any, where: str) -> Item:
             raise CorpusError(f"{where}: {name!r} must be a string")
     if not is_whole_number(obj["difficulty"]):
         raise CorpusError(f"{where}: 'difficulty' must be the integer 0, 1 or 2")
+    _refuse_surrogates(obj, where)
     return Item(id=obj["id"], instruction=obj["instruction"], text=obj["text"],
                 traits=dict(obj["traits"]), difficulty=obj["difficulty"],
                 category=obj["category"])
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (which value counts would be a guess)."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            shown = key if len(key) <= 40 else key[:37] + "..."
+            raise _DuplicateKey(f"key {shown!a} is given twice")
+        obj[key] = value
+    return obj
 
 
 def _parse_lines(text: str, source: str) -> list[Item]:
@@ -87,10 +121,18 @@ def _parse_lines(text: str, source: str) -> list[Item]:
             raise CorpusError(f"{source}: more than {MAX_ITEMS} items; split the corpus into "
                               "smaller files")
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{source}:{n}: not valid JSON ({exc.msg} at column "
                               f"{exc.colno}); fix or remove the line") from None
+        except RecursionError:
+            raise CorpusError(f"{source}:{n}: not valid JSON (nested too deeply); fix or "
+                              "remove the line") from None
+        except _DuplicateKey as exc:
+            raise CorpusError(f"{source}:{n}: {exc}; keep one of them") from None
+        except ValueError:  # Python refuses to read an integer of over 4300 digits
+            raise CorpusError(f"{source}:{n}: not valid JSON (a number with too many digits); "
+                              "fix or remove the line") from None
         items.append(_item_from(obj, f"{source}:{n}"))
     return items
 
@@ -198,11 +240,14 @@ def write_corpus(items: Sequence[Item], path: str | Path) -> str:
     ``sha256sum -c`` run beside the file verifies it.
     """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(line + "\n" for line in corpus_lines(items))
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    p.write_bytes(body.encode("utf-8"))
-    pin_path(p).write_text(f"{digest}  {p.name}\n", encoding="utf-8")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(body.encode("utf-8"))
+        pin_path(p).write_text(f"{digest}  {p.name}\n", encoding="utf-8")
+    except OSError as exc:  # e.g. a folder on the way is a file
+        raise CorpusError(f"cannot write corpus file {p}: {exc.strerror or exc}") from None
     return digest
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,14 @@ from ..corpus import (
     check_pin,
     corpus_hash,
     corpus_stats,
+    opening_limit,
+    pin_path,
     read_corpus,
     split_holdout,
     summarize_violations,
     write_corpus,
 )
+from ..errors import ConfigError
 from ..executor import default_workers
 from ._common import positive_int
 
@@ -42,7 +46,7 @@ def register(subparsers: Any) -> None:
     c.add_argument("--show", type=int, default=50, metavar="N",
                    help="list at most N violations (default 50; 0 lists all)")
     c.add_argument("--max-opening-share", type=float, default=MAX_OPENING_SHARE,
-                   metavar="F", help="largest share of items (0-1) one four-word instruction "
+                   metavar="F", help="largest share of items, in (0, 1], one four-word instruction "
                                      f"opening may cover (default {MAX_OPENING_SHARE}); "
                                      "1 disables the check")
     c.add_argument("--workers", type=positive_int, default=None, metavar="N",
@@ -85,6 +89,7 @@ def _line(v: Violation) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    opening_limit(0, args.max_opening_share)  # refuses a share outside (0, 1], nan included
     items = read_corpus(args.file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
     workers = args.workers if args.workers is not None else default_workers()
@@ -119,9 +124,31 @@ def _stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _same(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file (resolved paths, or one inode by a hard link)."""
+    try:
+        return a.resolve() == b.resolve() or os.path.samefile(a, b)
+    except (OSError, RuntimeError):  # one does not exist, or a symlink loop
+        return False
+
+
+def _refuse_bad_out(file: Path, out: Path) -> None:
+    """Refuse, before writing anything, an --out that is not a directory or whose files
+    would replace the input or its pin."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; name a directory (new or existing)")
+    for name in ("public.jsonl", "public.sha256", "heldout.jsonl", "heldout.sha256"):
+        target = out / name
+        for source in (file, pin_path(file)):
+            if _same(target, source):
+                raise ConfigError(f"--out {out} holds {source}, which the split would "
+                                  "overwrite; write the split to another directory")
+
+
 def _split(args: argparse.Namespace) -> int:
-    split = split_holdout(read_corpus(args.file), args.fraction, salt=args.salt)
     out = Path(args.out)
+    _refuse_bad_out(Path(args.file), out)
+    split = split_holdout(read_corpus(args.file), args.fraction, salt=args.salt)
     hp = write_corpus(split.public, out / "public.jsonl")
     hh = write_corpus(split.heldout, out / "heldout.jsonl")
     print(f"public:  {len(split.public)} items  {out / 'public.jsonl'}  sha256 {hp}")
