@@ -220,7 +220,10 @@ class LLMCorpusWriter:
         start, end = s.find("{"), s.rfind("}")
         if start < 0 or end < start:
             raise ValueError("no JSON object in the answer")
-        obj = json.loads(s[start:end + 1])
+        try:
+            obj = json.loads(s[start:end + 1])
+        except RecursionError:  # a hostile answer nested past the parser's depth
+            raise ValueError("the answer's JSON is nested too deeply") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("instruction"), str) or \
                 not isinstance(obj.get("text"), str):
             raise ValueError('the object needs string fields "instruction" and "text"')

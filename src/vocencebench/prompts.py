@@ -359,7 +359,7 @@ def extract_json(text: str) -> Any:
             continue
         try:
             return json.loads(cand)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a 5 000-digit number, 10⁵ brackets
             continue
     snippet = text.strip().replace("\n", " ")[:120]
     raise JudgeResponseError(f"judge reply is not JSON: {snippet!r}")

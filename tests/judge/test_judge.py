@@ -137,6 +137,8 @@ def test_parse_answer_accepts(text: str) -> None:
         ({**GOOD, "analysis_b": "  "}, "analysis_b"),
         ({**GOOD, "winner": "B"}, "contradicts itself"),
         ({**GOOD, "winner": "tie"}, "contradicts itself: winner tie with scores A=3, B=1"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "not JSON"),  # was a RecursionError
+        ('{"score_a": 1' + "0" * 5000 + "}", "not JSON"),
     ],
 )
 def test_parse_answer_rejects(obj: Any, match: str) -> None:

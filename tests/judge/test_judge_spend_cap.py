@@ -135,3 +135,12 @@ def test_a_200_whose_envelope_is_not_json_is_metered() -> None:
             _compare(judge)
         usage = judge.backend.usage  # type: ignore[attr-defined]
     assert usage.calls == usage.unreported == len(srv.calls) == 2
+
+
+def test_an_envelope_nested_past_the_parser_is_an_answer_error_not_a_crash() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with FakeJudgeServer("gemini", lambda c: Reply(raw=deep)) as srv, \
+            _judge(srv, max_output_tokens=2048, max_invalid_retries=0) as judge, \
+            pytest.raises(Exception, match="not JSON") as info:
+        _compare(judge)
+    assert not isinstance(info.value, RecursionError)

@@ -161,8 +161,12 @@ class HttpResponse:
         return self.calls - 1
 
     def json(self) -> Any:
-        """The body parsed as JSON (raises ``ValueError`` when it is not)."""
-        return json.loads(self.content)
+        """The body parsed as JSON (raises ``ValueError`` when it is not, or nests deeper
+        than the parser can follow)."""
+        try:
+            return json.loads(self.content)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
     @property
     def text(self) -> str:
@@ -325,7 +329,7 @@ class HttpClient:
         text = body.decode("utf-8", "replace")
         shown = redact(" ".join(text.split()))
         parsed: Any = None
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             parsed = json.loads(text) if text.strip() else None
         where = safe_url(req.url)
         should = headers.get("x-should-retry", "").lower()
