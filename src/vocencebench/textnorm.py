@@ -489,7 +489,8 @@ def align(reference: str, hypothesis: str) -> tuple[WerResult, tuple[WordOp, ...
     """The word errors of :func:`word_errors` and the alignment they were counted on: both
     texts normalised once, one :func:`jiwer.process_words` call, its alignment as
     :class:`WordOp` steps in reference order (the counts are the alignment's, so a report that
-    marks the differing words marks exactly the errors the WER counted).
+    marks the differing words marks exactly the errors the WER counted; an inserted number
+    counts one insertion per digit).
 
     Raises :class:`ConfigError` when the reference is empty after normalisation. An empty
     hypothesis gives WER 1.0: one "delete" step holding every reference word.
