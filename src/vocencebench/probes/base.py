@@ -13,7 +13,7 @@ from ..errors import ConfigError, ProbeError
 from ..schema import Item, ProbeResult, dumps_canonical
 from ..traits import TRAITS, TraitRegistry
 from .acoustic import TRAIT_UNITS, unmeasurable
-from .voice import SpeechCheck, check_speech
+from .voice import SPEECH_CHECK_VERSION, SpeechCheck, check_speech
 
 if TYPE_CHECKING:
     from ..audio import Audio
@@ -122,14 +122,17 @@ def merge_results(results: Iterable[Mapping[str, ProbeResult]], ids: Sequence[st
 
 def suite_identity(probes: ProbeSuite) -> dict[str, Any]:
     """What a probe result depends on besides the clip and the item, for cache keys: the
-    probe ids, whether the speech check runs, and the digest (sha256 hex) of the trait
-    registry the probes score d against — two registries with the same probe ids but another
-    tolerance or scoring give other d, so they must not share cached results."""
+    probe ids, whether the speech check runs and which version of it, and the digest (sha256
+    hex) of the trait registry the probes score d against — two registries with the same
+    probe ids but another tolerance or scoring give other d, so they must not share cached
+    results."""
     reg = getattr(probes, "registry", None)
     digest = (hashlib.sha256(dumps_canonical(reg.to_dict()).encode("utf-8")).hexdigest()
               if isinstance(reg, TraitRegistry) else None)
+    checked = bool(getattr(probes, "check_speech", False))
+    # True was the key of the first speech check; later versions are named.
     return {"probes": list(probes.ids), "registry": digest,
-            "speech_check": bool(getattr(probes, "check_speech", False))}
+            "speech_check": f"v{SPEECH_CHECK_VERSION}" if checked else False}
 
 
 def measure_batched(probes: Sequence[BatchedProbe], audios: Sequence[Any],

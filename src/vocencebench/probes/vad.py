@@ -66,6 +66,12 @@ ON_DB: Final = 9.0
 STRONG_DB: Final = 25.0
 #: Strong frames are widened by this much (s) on each side to make the speech frames.
 HANG_S: Final = 0.06
+#: The spectral shape change is measured over the speech frames within this many dB of the
+#: clip's loud frames (the envelope's troughs left out) ...
+SHAPE_FRAME_DB: Final = 15.0
+#: ... on band levels floored this many dB under each frame's strongest band, so that bands
+#: at the quantisation floor, which stay put while a tone's band rises and falls, add nothing.
+SHAPE_RANGE_DB: Final = 40.0
 
 
 @dataclass(frozen=True)
@@ -75,9 +81,10 @@ class VoiceActivity:
     ``speech``: bool per frame (frame i covers ``[i·hop, i·hop + window)``). ``hop`` and
     ``window`` in s. ``evidence_db``: per-frame in-band power over the noise floor (dB).
     ``floor_dbfs``: the noise floor over the 16 bands as a white-noise level
-    (dBFS). ``shape_var_db``: over speech frames, the standard deviation over time of the
-    level-normalised band spectrum, averaged over bands (dB) — formants move, stationary
-    sounds (tones, hum, modulated noise) do not. ``duration``: clip length (s).
+    (dBFS). ``shape_var_db``: over the loud speech frames (``SHAPE_FRAME_DB``), the standard
+    deviation over time of the level-normalised band spectrum floored ``SHAPE_RANGE_DB``
+    under each frame's strongest band, averaged over bands (dB) — formants move, stationary
+    sounds (tones, hum, noise, amplitude-modulated or not) do not. ``duration``: clip length (s).
     ``strong_first`` / ``strong_last``: the first and last strong frame (index; −1 when there
     is none). ``hang``: the widening (frames).
     """
@@ -186,8 +193,12 @@ def voice_activity(x: npt.ArrayLike, rate: int) -> VoiceActivity:
         speech = strong
     floor_total = float(floor.sum() / (unit * width.sum()))
     floor_dbfs = 10.0 * math.log10(max(floor_total, 1e-30))
-    if np.count_nonzero(speech) >= 2:
-        shape = 10.0 * np.log10(np.maximum(bp[speech], 1e-30))
+    # A tone or a noise under a syllable envelope changes its band levels only against the
+    # constant floor, in the envelope's troughs: those are left out, and the floor with them.
+    shaped = speech & (level >= ref - SHAPE_FRAME_DB)
+    if np.count_nonzero(shaped) >= 2:
+        shape = 10.0 * np.log10(np.maximum(bp[shaped], 1e-30))
+        shape = np.maximum(shape, shape.max(axis=1, keepdims=True) - SHAPE_RANGE_DB)
         shape -= shape.mean(axis=1, keepdims=True)
         shape_var = float(shape.std(axis=0).mean())
     else:

@@ -45,6 +45,7 @@ __all__ = [
     "MIN_VOICED_FRAMES",
     "SPEECH_MIN_F0_SPREAD_ST",
     "SPEECH_MIN_S",
+    "SPEECH_CHECK_VERSION",
     "SPEECH_MIN_SHAPE_VAR_DB",
     "SPEECH_MIN_VOICED_S",
     "SPEECH_MIN_VOICED_SHARE",
@@ -98,7 +99,10 @@ SPEECH_MIN_S: Final = 0.2
 SPEECH_MIN_VOICED_S: Final = 0.15
 SPEECH_MIN_VOICED_SHARE: Final = 0.15
 SPEECH_MIN_F0_SPREAD_ST: Final = 0.3
-SPEECH_MIN_SHAPE_VAR_DB: Final = 3.0
+SPEECH_MIN_SHAPE_VAR_DB: Final = 3.5
+#: Version of the speech check (its criteria and their thresholds): part of every probe
+#: cache key, so a clip checked by an older rule is checked again.
+SPEECH_CHECK_VERSION: Final = "2"
 
 #: A silent run inside the speech span lasting at least this long (s) is a pause and is left
 #: out of the articulation time; shorter gaps (stop closures, word joins) stay in.

@@ -267,3 +267,54 @@ def test_hibari_speech_passes_the_check() -> None:
     assert check.present, check
     out = default_probes().measure(a, item())
     assert out["gender"].label == "female" and out["pace"].label != UNMEASURABLE
+
+
+def _syllable_envelope(n: int, sr: int) -> np.ndarray:
+    """Syllable-rate bumps (4 a second) with phrase gaps, as a system faking speech makes."""
+    t = np.arange(n) / sr
+    env = np.maximum(0.0, np.sin(2 * np.pi * 2.0 * t)) ** 0.7
+    return np.asarray(env * (np.sin(2 * np.pi * 0.4 * t) > -0.8))
+
+
+def _as_wav_samples(x: np.ndarray) -> np.ndarray:
+    """Peak −6 dBFS, rounded to 16 bits: the quantisation floor is what let them through."""
+    return np.asarray(np.round(0.5 * x / np.max(np.abs(x)) * 32767) / 32767)
+
+
+@pytest.mark.parametrize("kind", ["tone-vibrato", "tone-contour", "speech-shaped-noise"])
+def test_non_speech_under_a_syllable_envelope_fails_the_check(
+        kind: str, rng: np.random.Generator) -> None:
+    """The fourth audit: each passed the check and scored S = 1.000 on the probes (gate off):
+    the envelope moved the old shape measure against the constant quantisation floor."""
+    sr = 16_000
+    n = 3 * sr
+    t = np.arange(n) / sr
+    if kind.startswith("tone"):
+        st = (0.5 * np.sin(2 * np.pi * 5 * t) if kind == "tone-vibrato" else
+              1.5 * np.sin(2 * np.pi * 0.7 * t) + 0.8 * np.sin(2 * np.pi * 2.3 * t))
+        x = np.sin(2 * np.pi * np.cumsum(247.0 * 2 ** (st / 12)) / sr)
+    else:  # white noise shaped to a real voice's long-term spectrum
+        from scipy.signal import welch
+
+        voice = SUBSET[0].audio()
+        f, p = welch(np.asarray(voice.samples, dtype=np.float64), voice.sample_rate,
+                     nperseg=512)
+        spectrum = np.fft.rfft(rng.standard_normal(n))
+        spectrum *= np.sqrt(np.interp(np.fft.rfftfreq(n, 1 / sr), f, p))
+        x = np.fft.irfft(spectrum, n)
+    y = _as_wav_samples(x * _syllable_envelope(n, sr))
+    from vocencebench.probes.voice import SPEECH_MIN_SHAPE_VAR_DB
+
+    check = default_probes().speech_check(rs.make_audio(y, sr))
+    # the shape criterion alone rejects each (the noise is also unvoiced for this voice)
+    assert not check.present and check.shape_var_db < SPEECH_MIN_SHAPE_VAR_DB, check
+
+
+@pytest.mark.slow
+def test_every_real_clip_clears_the_spectral_change_threshold_by_a_margin() -> None:
+    from vocencebench.probes.voice import SPEECH_MIN_SHAPE_VAR_DB, check_speech
+
+    shapes = {c.id: check_speech(c.audio()).shape_var_db for c in rs.manifest()}
+    assert len(shapes) == 110
+    low = min(shapes, key=shapes.__getitem__)
+    assert shapes[low] >= SPEECH_MIN_SHAPE_VAR_DB + 1.0, (low, shapes[low])  # 4.59 dB measured

@@ -527,13 +527,25 @@ def _finite(results: dict[str, ProbeResult]) -> None:
 
 
 def _speechlike(sr: int, seconds: float, rng: np.random.Generator) -> np.ndarray:
-    """Harmonic bursts (syllables) with gliding F0, separated by short gaps, plus noise."""
+    """Harmonic bursts (syllables) with gliding F0, each through the two formants of another
+    vowel (a buzz whose spectrum does not move is not speech to the speech check), separated
+    by short gaps, plus noise."""
+    from scipy.signal import iirpeak, lfilter
+
     t = np.arange(int(seconds * sr)) / sr
     f0 = 120 + 20 * np.sin(2 * np.pi * 0.5 * t)
     phase = 2 * np.pi * np.cumsum(f0) / sr
-    x = sum(np.sin(k * phase) / k for k in range(1, 6))
+    x = np.asarray(sum(np.sin(k * phase) / k for k in range(1, 30) if k * 140 < sr / 2 - 200))
+    vowels = ((700, 1200), (300, 2300), (500, 1000), (350, 800), (600, 1800))
+    seg = sr // 4
+    y = np.zeros_like(x)
+    for n, start in enumerate(range(0, x.shape[0], seg)):
+        for fc, bw in zip(vowels[n % len(vowels)], (90, 120), strict=True):
+            num, den = iirpeak(fc, fc / bw, sr)
+            y[start:start + seg] += lfilter(num, den, x[start:start + seg])
+    y /= np.max(np.abs(y)) + 1e-12
     env = (np.sin(2 * np.pi * 4 * t) > -0.3).astype(np.float64)
-    y = 0.25 * np.asarray(x) * env / 2.3 + 0.002 * rng.standard_normal(t.shape[0])
+    y = 0.25 * y * env + 0.002 * rng.standard_normal(t.shape[0])
     return np.asarray(y, dtype=np.float32)
 
 
