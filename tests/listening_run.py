@@ -15,7 +15,6 @@ import dataclasses
 import hashlib
 import io
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from proc_tools import as_in_a_terminal
 from seeding import make_rng
 from synthetic_run import LABELS, make_head2head
 from vocencebench.cache import Cache, clip_key
@@ -99,12 +99,6 @@ def make_clip_run(base: Path, **kw: Any) -> tuple[Path, Head2Head, dict[tuple[st
     return save_run(h, base / "run"), h, durations
 
 
-def _as_in_a_terminal() -> None:
-    # A test runner started in the background (`make test &`, a CI step) inherits SIGINT
-    # ignored, and the CLI rightly keeps an ignored SIGINT ignored: the server would never
-    # see the test's Ctrl-C. A terminal's foreground job has the default disposition.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 
 @contextlib.contextmanager
 def listen_server(run: Path, out: Path, *, items: int = 8, stderr: bool = False
@@ -119,7 +113,7 @@ def listen_server(run: Path, out: Path, *, items: int = 8, stderr: bool = False
                              str(out), "--items", str(items), "--serve", "--port", "0"],
                             stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
-                            text=True, env=env, preexec_fn=_as_in_a_terminal)
+                            text=True, env=env, preexec_fn=as_in_a_terminal)
     try:
         assert proc.stdout is not None
         url = next((ln.split()[1] for ln in proc.stdout if ln.startswith("serving ")), None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -86,3 +87,13 @@ def wait_gone(pids: set[int], sid: int | None, deadline_s: float) -> set[int]:
         if not left or time.monotonic() > end:
             return left
         time.sleep(0.05)
+
+
+def as_in_a_terminal() -> None:
+    """``preexec_fn`` of a child a test interrupts: the default SIGINT disposition.
+
+    A test runner started in the background of a non-interactive shell (`make test &`, a CI
+    step) inherits SIGINT ignored, and Python (the CLI too) keeps an ignored SIGINT ignored:
+    the child would never see the Ctrl-C the test sends. A terminal's foreground job has the
+    default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

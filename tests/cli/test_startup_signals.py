@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from proc_tools import as_in_a_terminal
 from repo_paths import SRC
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="POSIX signals"),
@@ -63,11 +64,6 @@ else:
 _CONSOLE_SCRIPT = "import sys\nfrom vocencebench.cli import main\nsys.exit(main())\n"
 
 
-def _as_in_a_terminal() -> None:
-    # A test runner started in the background inherits SIGINT ignored (see
-    # test_process_hygiene.py); a terminal's foreground job has the default disposition.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 
 def _interrupt(tmp: Path, *, entry: str, point: str, how: str, argv: list[str]
                ) -> tuple[int, str]:
@@ -82,7 +78,7 @@ def _interrupt(tmp: Path, *, entry: str, point: str, how: str, argv: list[str]
     err = tmp / f"stderr-{entry}-{point}-{how}.txt"
     with open(err, "wb") as f:
         proc = subprocess.Popen([*head, *argv], env=env, stdout=subprocess.DEVNULL, stderr=f,
-                                start_new_session=True, preexec_fn=_as_in_a_terminal)
+                                start_new_session=True, preexec_fn=as_in_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while not ready.exists():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from proc_tools import SLOW_ASR_MODULE
+from proc_tools import SLOW_ASR_MODULE, as_in_a_terminal
 from repo_paths import SRC
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -112,7 +112,8 @@ def _run_script(tmp: Path, name: str, body: str) -> subprocess.CompletedProcess[
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp)])}
     try:
         return subprocess.run([sys.executable, str(tmp / name)], env=env, cwd=tmp,
-                              capture_output=True, text=True, timeout=120, check=False)
+                              capture_output=True, text=True, timeout=120, check=False,
+                              preexec_fn=as_in_a_terminal)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{name} had not exited after 120 s: {exc}")
 

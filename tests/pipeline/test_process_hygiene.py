@@ -23,7 +23,15 @@ from pathlib import Path
 import pytest
 
 from judge_fakes import tone_wav
-from proc_tools import SLOW_ASR_MODULE, alive, cmdline, descendants, session, wait_gone
+from proc_tools import (
+    SLOW_ASR_MODULE,
+    alive,
+    as_in_a_terminal,
+    cmdline,
+    descendants,
+    session,
+    wait_gone,
+)
 from repo_paths import SRC as SRC_DIR
 from vocencebench.adapters import CLIP_MAX_BYTES, CommandAdapter, DirectoryAdapter
 from vocencebench.errors import ConfigError, MissingDependencyError, SynthesisError
@@ -82,12 +90,6 @@ if __name__ == "__main__":
 """
 
 
-def _as_in_a_terminal() -> None:
-    # A test runner started in the background of a non-interactive shell (`make test &`, CI)
-    # inherits SIGINT ignored, and Python keeps an ignored SIGINT: the run would never see
-    # the Ctrl-C this test sends. A terminal's foreground job has the default disposition.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 
 def _start(tmp: Path, phase: str) -> tuple[subprocess.Popen[bytes], Path]:
     (tmp / "slowasr.py").write_text(SLOW_ASR_MODULE)
@@ -97,7 +99,7 @@ def _start(tmp: Path, phase: str) -> tuple[subprocess.Popen[bytes], Path]:
     with open(err, "wb") as f:
         proc = subprocess.Popen([sys.executable, str(tmp / "run.py"), phase,
                                  str(tmp / "cache.sqlite")], env=env, stdout=subprocess.PIPE,
-                                stderr=f, start_new_session=True, preexec_fn=_as_in_a_terminal)
+                                stderr=f, start_new_session=True, preexec_fn=as_in_a_terminal)
     return proc, err
 
 
@@ -240,7 +242,7 @@ def test_ctrl_c_on_the_cli_ends_with_one_line_and_the_rerun_resumes(tmp_path: Pa
     err = tmp_path / "stderr.txt"
     with open(err, "wb") as f:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=f,
-                                start_new_session=True, preexec_fn=_as_in_a_terminal)
+                                start_new_session=True, preexec_fn=as_in_a_terminal)
     snapshot: set[int] = set()
     try:
         deadline = time.monotonic() + 120

@@ -170,14 +170,15 @@ class WorkerWatch:
 
     def lost(self, cause: BaseException | None = None) -> ServiceError:
         """The error of a unit the cluster cancelled without being asked to (``cause``
-        None), or whose result it could not deliver (``cause``: the transport's error)."""
+        None), or whose result it could not deliver (``cause``: the transport's error). The
+        cause comes last: a reason is cut at 300 characters, and the advice must survive."""
         what = ("cancelled a unit the run had not cancelled (the client lost its scheduler, "
                 "or the cluster was closed)" if cause is None else
-                f"could not deliver a unit's result ({type(cause).__name__}: "
-                f"{redact(cause)})")
+                "could not deliver a unit's result")
+        why = "" if cause is None else f" ({type(cause).__name__}: {redact(cause, limit=80)})"
         return ServiceError(
             f"the Dask cluster {self.where} {what}; the run stops here. Finished work is in "
-            f"the cache: run the same command again to resume", fatal=True)
+            f"the cache: run the same command again to resume{why}", fatal=True)
 
 
 def _is_killed_worker(exc: BaseException) -> bool:
