@@ -36,10 +36,6 @@ DATASETS = Path(str(resources.files("vocencebench") / "datasets"))
 SHIPPED = DATASETS / "benchmark_v1.jsonl"
 
 
-@pytest.fixture(scope="module")
-def shipped() -> list[Item]:
-    return load_benchmark("benchmark_v1")
-
 
 @pytest.fixture(scope="module")
 def assignment() -> list:  # type: ignore[type-arg]

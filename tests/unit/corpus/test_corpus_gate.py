@@ -28,11 +28,6 @@ from vocencebench.errors import CorpusError
 from vocencebench.schema import Item
 
 
-@pytest.fixture(scope="module")
-def shipped() -> list[Item]:
-    return load_benchmark("benchmark_v1")
-
-
 def _tamper(path: Path) -> None:
     """A one-character edit of a pinned file that keeps it valid JSON."""
     raw = path.read_text(encoding="utf-8")

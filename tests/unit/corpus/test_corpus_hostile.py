@@ -25,11 +25,6 @@ from vocencebench.errors import ConfigError, CorpusError
 from vocencebench.schema import Item
 
 
-@pytest.fixture(scope="module")
-def shipped() -> list[Item]:
-    return load_benchmark("benchmark_v1")
-
-
 def _line(it: Item) -> str:
     return json.dumps(it.to_corpus_dict(), ensure_ascii=False)
 
