@@ -43,12 +43,15 @@ from ._rewrite import (
 from ._signal import (
     LOW_TONE_SEMITONES,
     PACE_TARGET_PPS,
+    TONE_SEMITONES,
     ClipAttack,
     GainAttack,
     HumAttack,
     NoiseAttack,
     PadAttack,
     SilenceAttack,
+    SyllableNoiseAttack,
+    SyllableToneAttack,
     rng_uniform,
 )
 
@@ -58,6 +61,7 @@ __all__ = [
     "LOW_TONE_SEMITONES",
     "NOTE_TO_JUDGE",
     "PACE_TARGET_PPS",
+    "TONE_SEMITONES",
     "Attack",
     "AttackSpec",
     "ClipAttack",
@@ -72,6 +76,8 @@ __all__ = [
     "SilenceAttack",
     "SpeakInstructionAttack",
     "SpokenNoteAttack",
+    "SyllableNoiseAttack",
+    "SyllableToneAttack",
     "TraitWordAttack",
     "TransformAttack",
     "attack_names",
@@ -133,6 +139,15 @@ CATALOGUE: Final[tuple[AttackSpec, ...]] = (
         "noise", "speech-shaped noise stretched and scaled to the requested pace and loudness",
         f"{_SPEECH}; unmeasurable = d 0 ({_NON_COMP})", ("probes",), "flat",
         lambda b, r, m: NoiseAttack(b)),
+    AttackSpec(
+        "noise-syllables", "the noise attack's noise under a syllable-rate envelope",
+        f"{_SPEECH} (v2: the spectrum must move, not only the level); {_NON_COMP}",
+        ("probes",), "flat", lambda b, r, m: SyllableNoiseAttack(b)),
+    AttackSpec(
+        "tone-syllables", "a sine at the requested pitch, with vibrato, under a syllable-rate "
+        "envelope, as long and as loud as the noise", f"{_SPEECH} (v2: the spectrum must "
+        f"move, not only the level); {_NON_COMP}", ("probes",), "flat",
+        lambda b, r, m: SyllableToneAttack(b)),
     AttackSpec(
         "pad-silence", "1.5 s of digital silence at both ends on slow requests",
         _SPEECH_ONLY, ("probes",), "reference", lambda b, r, m: PadAttack(b, fill="silence"),

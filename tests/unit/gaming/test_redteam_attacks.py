@@ -26,6 +26,7 @@ from vocencebench.gaming.attacks import (
     LOW_TONE_SEMITONES,
     NOTE_TO_JUDGE,
     PACE_TARGET_PPS,
+    TONE_SEMITONES,
     ClipAttack,
     GainAttack,
     HumAttack,
@@ -37,6 +38,8 @@ from vocencebench.gaming.attacks import (
     SilenceAttack,
     SpeakInstructionAttack,
     SpokenNoteAttack,
+    SyllableNoiseAttack,
+    SyllableToneAttack,
     TraitWordAttack,
     attack_names,
     describe_voice,
@@ -402,3 +405,35 @@ def test_memoriser_is_honest_only_on_what_it_memorised() -> None:
     assert att.synthesize_item(edited) == flat(edited.text, edited.instruction)
     assert att(it.text, it.instruction) == honest(it.text, it.instruction)
     assert Memoriser(flat, honest=honest, memorised=[]).system_id != att.system_id
+
+
+@pytest.mark.parametrize("pitch", ["low", "medium", "high"])
+def test_syllable_signals_are_as_long_and_loud_as_the_noise_and_fail_the_speech_check(
+        pitch: str) -> None:
+    """The 4 December 2026 audit: these passed the first speech check (the tone scored
+    S = 1.000 on the probes with the gate off; in the red team it beat its base, LCB +0.324)."""
+    from vocencebench.norms import age_group
+    from vocencebench.probes import default_probes
+    from vocencebench.probes.voice import SPEECH_MIN_SHAPE_VAR_DB
+
+    v = Voice()
+    it = _item(pitch=pitch, loudness="quiet")
+    noise = _samples(NoiseAttack(v).synthesize_item(it))
+    for att in (SyllableNoiseAttack(v), SyllableToneAttack(v)):
+        wav = att.synthesize_item(it)
+        assert wav == att.synthesize_item(it) and att.spoken_text(it) is None
+        x = _samples(wav)
+        assert x.shape[0] == noise.shape[0]
+        lufs, _ = integrated_loudness(x, RATE)
+        assert lufs is not None and abs(lufs - TARGET_LUFS["quiet"]) < 0.1
+        check = default_probes().speech_check(load_audio(wav))
+        assert not check.present, check
+        if isinstance(att, SyllableToneAttack):  # the spectral-shape criterion alone
+            assert check.shape_var_db < SPEECH_MIN_SHAPE_VAR_DB, check
+        # (noise shaped like this harmonic test voice has its ripple: the F0 criteria reject
+        # it here, the shape measure alone does not — the comb-noise hole of docs/probes.md)
+    tone = _samples(SyllableToneAttack(v).synthesize_item(it))
+    spectrum = np.abs(np.fft.rfft(tone))
+    peak_hz = float(np.fft.rfftfreq(tone.shape[0], 1 / RATE)[int(np.argmax(spectrum))])
+    want = REFERENCE_F0_HZ[("male", age_group("30"))] * 2 ** (TONE_SEMITONES[pitch] / 12)
+    assert abs(12 * math.log2(peak_hz / want)) < 0.6  # within its ±0.5 st vibrato
