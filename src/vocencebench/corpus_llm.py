@@ -27,7 +27,6 @@ redacted.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -41,6 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ._numbers import is_finite_number, is_whole_number
+from ._util import strict_json
 from ._util.http import HttpClient, HTTPFailure, check_credentials, join_url
 from ._util.retry import RetryPolicy
 from .constants import CORPUS_SEED, CORPUS_SIZE
@@ -220,10 +220,7 @@ class LLMCorpusWriter:
         start, end = s.find("{"), s.rfind("}")
         if start < 0 or end < start:
             raise ValueError("no JSON object in the answer")
-        try:
-            obj = json.loads(s[start:end + 1])
-        except RecursionError:  # a hostile answer nested past the parser's depth
-            raise ValueError("the answer's JSON is nested too deeply") from None
+        obj = strict_json.loads(s[start:end + 1])  # a ValueError for any malformed answer
         if not isinstance(obj, dict) or not isinstance(obj.get("instruction"), str) or \
                 not isinstance(obj.get("text"), str):
             raise ValueError('the object needs string fields "instruction" and "text"')

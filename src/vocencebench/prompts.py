@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._numbers import is_finite_number
+from ._util import strict_json
 from .constants import RUBRIC_MAX
 from .errors import ConfigError, JudgeResponseError
 from .traits import NATURALNESS, TRAITS, TraitRegistry
@@ -358,8 +359,8 @@ def extract_json(text: str) -> Any:
         if not cand:
             continue
         try:
-            return json.loads(cand)
-        except (ValueError, RecursionError):  # not JSON, a 5 000-digit number, 10⁵ brackets
+            return strict_json.loads(cand)
+        except ValueError:  # not JSON, a 5 000-digit number, 10⁵ brackets
             continue
     snippet = text.strip().replace("\n", " ")[:120]
     raise JudgeResponseError(f"judge reply is not JSON: {snippet!r}")

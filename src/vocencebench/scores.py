@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._numbers import is_desirability, is_gate_value, is_real_number
+from ._util import strict_json
 from .constants import BOOTSTRAP_N, BOOTSTRAP_SEED, COMPOSITE_TOLERANCE
 from .decide import composite
 from .early_stopping import decide_ranges, range_of, sample_range
@@ -482,13 +483,16 @@ class _Row(NamedTuple):
 def _parse_line(source: str, lineno: int, text: str) -> _Row:
     where = f"{source}:{lineno}"
     try:
-        row: Any = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        row: Any = strict_json.loads(text, unique_keys=True)
     except json.JSONDecodeError as exc:
         raise ScoresError(
             f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
             "each line must be one JSON object"
         ) from None
-    except (ValueError, RecursionError) as exc:  # a 5 000-digit number, 10⁵ nested arrays
+    except strict_json.DuplicateKeyError as exc:
+        raise ScoresError(f"{where}: not a scores row (key {exc.key!r} appears twice in one "
+                          "row)") from None
+    except ValueError as exc:  # a 5 000-digit number, 10⁵ nested arrays
         raise ScoresError(f"{where}: not a scores row ({' '.join(str(exc).split())[:120]})"
                           ) from None
     if not isinstance(row, dict):
@@ -543,16 +547,6 @@ def _parse_line(source: str, lineno: int, text: str) -> _Row:
     measured = d is not None and not row.get("failure") and isinstance(row.get("d"), dict)
     return _Row(item, system, s, None, None, expected is None, d,
                 frozenset(d) if measured and d is not None else None, row.get("gate") == 0)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refused when a key appears twice (which value counts is a guess)."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"key {k!r} appears twice in one row")
-        out[k] = v
-    return out
 
 
 def read_scores(path: str | os.PathLike[str]) -> ScoresTable:

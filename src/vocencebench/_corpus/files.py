@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._numbers import is_whole_number
+from .._util import strict_json
 from ..errors import CorpusError
 from ..schema import Item, dumps_canonical
 
@@ -97,21 +98,6 @@ def _item_from(obj: Any, where: str) -> Item:
                 category=obj["category"])
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object that gives one key twice."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refusing a key given twice (which value counts would be a guess)."""
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            shown = key if len(key) <= 40 else key[:37] + "..."
-            raise _DuplicateKey(f"key {shown!a} is given twice")
-        obj[key] = value
-    return obj
-
-
 def _parse_lines(text: str, source: str) -> list[Item]:
     items: list[Item] = []
     for n, line in enumerate(text.split("\n"), start=1):
@@ -121,15 +107,17 @@ def _parse_lines(text: str, source: str) -> list[Item]:
             raise CorpusError(f"{source}: more than {MAX_ITEMS} items; split the corpus into "
                               "smaller files")
         try:
-            obj = json.loads(line, object_pairs_hook=_unique_keys)
+            obj = strict_json.loads(line, unique_keys=True)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{source}:{n}: not valid JSON ({exc.msg} at column "
                               f"{exc.colno}); fix or remove the line") from None
-        except RecursionError:
+        except strict_json.NestedTooDeepError:
             raise CorpusError(f"{source}:{n}: not valid JSON (nested too deeply); fix or "
                               "remove the line") from None
-        except _DuplicateKey as exc:
-            raise CorpusError(f"{source}:{n}: {exc}; keep one of them") from None
+        except strict_json.DuplicateKeyError as exc:
+            key = exc.key if len(exc.key) <= 40 else exc.key[:37] + "..."
+            raise CorpusError(f"{source}:{n}: key {key!a} is given twice; keep one of "
+                              "them") from None
         except ValueError:  # Python refuses to read an integer of over 4300 digits
             raise CorpusError(f"{source}:{n}: not valid JSON (a number with too many digits); "
                               "fix or remove the line") from None

@@ -41,7 +41,6 @@ speech adapter into ``ServiceError``/``SynthesisError``).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import random
 import re
@@ -57,6 +56,7 @@ import httpx
 from .._numbers import is_finite_number, is_whole_number
 from ..errors import ConfigError, ServiceError
 from ..redact import redact, register_secret, register_url_secrets, safe_url
+from . import strict_json
 from .deadline import DeadlineTransport, deadline_at
 from .retry import (
     FATAL_STATUSES,
@@ -163,10 +163,7 @@ class HttpResponse:
     def json(self) -> Any:
         """The body parsed as JSON (raises ``ValueError`` when it is not, or nests deeper
         than the parser can follow)."""
-        try:
-            return json.loads(self.content)
-        except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
+        return strict_json.loads(self.content)
 
     @property
     def text(self) -> str:
@@ -329,8 +326,8 @@ class HttpClient:
         text = body.decode("utf-8", "replace")
         shown = redact(" ".join(text.split()))
         parsed: Any = None
-        with contextlib.suppress(ValueError, RecursionError):
-            parsed = json.loads(text) if text.strip() else None
+        with contextlib.suppress(ValueError):
+            parsed = strict_json.loads(text) if text.strip() else None
         where = safe_url(req.url)
         should = headers.get("x-should-retry", "").lower()
         if status == 429:

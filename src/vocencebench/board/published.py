@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, ScoresError
 from ..schema import read_versioned_file
-from ..scores import read_scores
+from ..scores import ScoresTable, read_scores
 from .ranking import Standings, pairs_from_table, rank
 from .run import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, decide_command, pair_folder
 
@@ -37,21 +37,26 @@ def standings_from_scores(
     """
     p = Path(path)
     if p.is_dir():
-        doc = read_board(p)
-        order = [s["name"] for s in doc["systems"]]
-        anc = doc.get("anchor")
-        tables: dict[str, Any] = {}
-        out = []
-        for cell in doc["pairs"]:
-            f = cell["scores_file"]
-            if f not in tables:
-                tables[f] = read_scores(p / f)
-            paired = tables[f].pair(cell["incumbent"], cell["challenger"])
-            out.append(paired)
-        return rank(order, out, anchor=anc, allow_incomplete=bool(doc.get("allow_incomplete"))
-                    or allow_incomplete)
+        return _board_standings(p, read_board(p), allow_incomplete=allow_incomplete)[0]
     order2, prs = pairs_from_table(read_scores(p), systems, anchor=anchor)
     return rank(order2, prs, anchor=anchor, allow_incomplete=allow_incomplete)
+
+
+def _board_standings(p: Path, doc: dict[str, Any], *, allow_incomplete: bool = False
+                     ) -> tuple[Standings, dict[str, ScoresTable]]:
+    """The standings of the leaderboard directory ``p`` (its ``leaderboard.json`` read as
+    ``doc``), and the scores files they were read from, by name (each read once)."""
+    order = [s["name"] for s in doc["systems"]]
+    tables: dict[str, ScoresTable] = {}
+    out = []
+    for cell in doc["pairs"]:
+        f = cell["scores_file"]
+        if f not in tables:
+            tables[f] = read_scores(p / f)
+        out.append(tables[f].pair(cell["incumbent"], cell["challenger"]))
+    st = rank(order, out, anchor=doc.get("anchor"),
+              allow_incomplete=bool(doc.get("allow_incomplete")) or allow_incomplete)
+    return st, tables
 
 
 def read_board(directory: str | os.PathLike[str]) -> dict[str, Any]:
@@ -107,7 +112,7 @@ def verify(directory: str | os.PathLike[str]) -> list[str]:
     p = Path(directory)
     doc = read_board(p)
     try:
-        st = standings_from_scores(p)
+        st, tables = _board_standings(p, doc)
     except ScoresError as exc:
         # A row whose S its own d and gate do not give (an edit) is refused on reading.
         return [f"the published scores cannot be recomputed: {exc}"]
@@ -128,8 +133,7 @@ def verify(directory: str | os.PathLike[str]) -> list[str]:
     order = [x["name"] for x in doc["systems"]]
     again["not_compared"] = [[x, y] for i, x in enumerate(order) for y in order[i + 1:]
                              if st.cell(x, y) is None]
-    files = {str(c["scores_file"]) for c in doc["pairs"]}
-    again["items"] = len(set().union(*(read_scores(p / f).items for f in files)))
+    again["items"] = len(set().union(*(t.items for t in tables.values())))
     for key in ("mode", "anchor", "allow_incomplete", "tiers", "matrix", "records",
                 "system_scores", "traits", "bradley_terry", "not_compared", "items"):
         where = _first_difference(doc.get(key), again[key], key)

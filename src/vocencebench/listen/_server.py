@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._numbers import is_whole_number
+from .._util import strict_json
 from .._util.human_labels import (
     KEY_FILE,
     LABEL_COLUMNS,
@@ -190,11 +191,8 @@ def _handler(root: Path, test: dict[str, Any], key: ListeningKey, log: LabelsLog
                 self._json(HTTPStatus.BAD_REQUEST, {"error": "bad Content-Length"})
                 return
             try:
-                row = _check_answer(json.loads(self.rfile.read(size)), test, key)
-            except RecursionError:  # "[[[[…" nested deeper than the parser goes
-                self._json(HTTPStatus.BAD_REQUEST, {"error": "JSON nested too deeply"})
-                return
-            except (ValueError, ConfigError) as exc:
+                row = _check_answer(strict_json.loads(self.rfile.read(size)), test, key)
+            except (ValueError, ConfigError) as exc:  # nested too deeply included
                 self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
             log.append(row)
