@@ -31,6 +31,7 @@ def test_the_corpus_has_a_script_that_kills_the_worker() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.signals  # kills worker processes and waits for Dask to give up: run alone
 def test_a_unit_whose_workers_keep_dying_blames_no_system_and_the_rerun_resumes(
         tmp_path: Path) -> None:
     from distributed import LocalCluster
