@@ -27,7 +27,9 @@ too short                   duration < ``min_seconds`` (default 0.3 s)
 NaN / Inf                   any non-finite sample (float files)
 far beyond full scale       any sample with |x| > :data:`OVERSHOOT_PEAK` (+6 dBFS; float or
                             lossy files — a lossy decoder's small overshoot passes)
-all silent                  peak |x| < :data:`SILENCE_PEAK` (−60 dBFS) after mixing to mono
+all silent                  peak |x| < :data:`SILENCE_PEAK` (−60 dBFS) after mixing to mono;
+                            stereo whose channels carry sound but cancel in the mix (one
+                            inverted) is named as such
 ==========================  =====================================================================
 
 Stereo is mixed to mono by averaging the two channels; :attr:`Audio.mixed_down` records that it
@@ -406,6 +408,15 @@ def load_audio(
     peak = float(np.max(np.abs(mono)))
     if peak < SILENCE_PEAK:
         level = "-inf" if peak == 0 else f"{20 * math.log10(peak):.1f}"
+        loudest = float(np.max(np.abs(block))) if channels == 2 else peak
+        if loudest >= SILENCE_PEAK:
+            # Each channel carries sound but their average does not: one channel is the other
+            # inverted. Saying "all silent" would send the user hunting for a missing signal.
+            raise _fail(label, f"the two channels cancel when mixed to mono (one is the "
+                        f"other with its polarity inverted): a channel peaks at "
+                        f"{20 * math.log10(loudest):.1f} dBFS, their mono mix at {level} "
+                        f"dBFS, below the {20 * math.log10(SILENCE_PEAK):.0f} dBFS silence "
+                        "threshold — fix the channel's polarity or export a mono clip")
         raise _fail(label, f"all silent: peak {level} dBFS is below the "
                     f"{20 * math.log10(SILENCE_PEAK):.0f} dBFS silence threshold")
     mono.setflags(write=False)

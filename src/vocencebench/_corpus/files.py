@@ -24,6 +24,7 @@ __all__ = [
     "MAX_CORPUS_BYTES",
     "MAX_ITEMS",
     "check_pin",
+    "corpus_file",
     "corpus_hash",
     "corpus_lines",
     "is_path",
@@ -245,6 +246,30 @@ def is_path(name_or_path: str | os.PathLike[str]) -> bool:
             or "\\" in s)
 
 
+def _shipped(name: str) -> Any:
+    """The resource of the shipped corpus ``name``; CorpusError listing the shipped names."""
+    root = resources.files("vocencebench") / "datasets"
+    data = root / f"{name}.jsonl"
+    if not data.is_file():
+        names = sorted(f.name[:-6] for f in root.iterdir() if f.name.endswith(".jsonl"))
+        raise CorpusError(f"no shipped corpus named {name!r}; shipped: "
+                          f"{', '.join(names) or '-'}; or pass a path to a .jsonl file")
+    return data
+
+
+def corpus_file(name_or_path: str | os.PathLike[str]) -> Path:
+    """The file behind a corpus argument: a path as given, a shipped name (``benchmark_v1``)
+    as the ``.jsonl`` file inside the installed package (its pin lies beside it).
+
+    A name is what :func:`load_benchmark` reads as one (no suffix, no separator) and no file
+    of that name exists here, so a suffix-less file in the working directory stays a file.
+    """
+    s = str(name_or_path)
+    if is_path(name_or_path) or Path(s).exists():
+        return Path(s)
+    return Path(str(_shipped(s)))
+
+
 def load_benchmark(name_or_path: str | os.PathLike[str] = "benchmark_v1", *,
                    verify: bool = True) -> list[Item]:
     """Load a shipped corpus by name (``datasets/<name>.jsonl``) or a JSONL file by path.
@@ -268,11 +293,7 @@ def load_benchmark(name_or_path: str | os.PathLike[str] = "benchmark_v1", *,
         fix = _repin_hint(p)
     else:
         root = resources.files("vocencebench") / "datasets"
-        data = root / f"{s}.jsonl"
-        if not data.is_file():
-            names = sorted(f.name[:-6] for f in root.iterdir() if f.name.endswith(".jsonl"))
-            raise CorpusError(f"no shipped corpus named {s!r}; shipped: {', '.join(names) or '-'}"
-                              "; or pass a path to a .jsonl file")
+        data = _shipped(s)
         source = f"vocencebench/datasets/{s}.jsonl"
         raw = data.read_bytes()
         pin = root / f"{s}.sha256"

@@ -14,6 +14,7 @@ from ..corpus import (
     Violation,
     check_corpus,
     check_pin,
+    corpus_file,
     corpus_hash,
     corpus_stats,
     opening_limit,
@@ -29,6 +30,9 @@ from ._common import positive_int
 
 __all__ = ["register"]
 
+_FILE_HELP = ("a corpus .jsonl file, or the name of a shipped corpus (benchmark_v1), read from "
+              "the installed package with its pin")
+
 
 def register(subparsers: Any) -> None:
     """Add the ``corpus`` command group to the CLI's subparsers."""
@@ -42,7 +46,7 @@ def register(subparsers: Any) -> None:
                        description="Print one line per violation (item id, field, problem), "
                                    "at most --show of them, then one summary line per kind "
                                    "of violation; exit 1 if there is any.")
-    c.add_argument("file", metavar="FILE")
+    c.add_argument("file", metavar="FILE", help=_FILE_HELP)
     c.add_argument("--show", type=int, default=50, metavar="N",
                    help="list at most N violations (default 50; 0 lists all)")
     c.add_argument("--max-opening-share", type=float, default=MAX_OPENING_SHARE,
@@ -56,17 +60,17 @@ def register(subparsers: Any) -> None:
     c.set_defaults(func=_check)
 
     h = sub.add_parser("hash", help="print the corpus hash (sha256 of the canonical lines)")
-    h.add_argument("file", metavar="FILE")
+    h.add_argument("file", metavar="FILE", help=_FILE_HELP)
     h.set_defaults(func=_hash)
 
     s = sub.add_parser("stats", help="coverage table, tier counts, association, variety")
-    s.add_argument("file", metavar="FILE")
+    s.add_argument("file", metavar="FILE", help=_FILE_HELP)
     s.set_defaults(func=_stats)
 
     sp = sub.add_parser("split", help="deterministic public / held-out split by a salt",
                         description="Hold out round(F x n) items chosen by sha256(salt + id); "
                                     "writes DIR/public.jsonl and DIR/heldout.jsonl with pins.")
-    sp.add_argument("file", metavar="FILE")
+    sp.add_argument("file", metavar="FILE", help=_FILE_HELP)
     sp.add_argument("--salt", required=True, help="secret salt; keep it private")
     sp.add_argument("--fraction", type=float, default=0.2, metavar="F",
                     help="held-out share, 0 < F < 1 (default 0.2)")
@@ -90,11 +94,12 @@ def _line(v: Violation) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     opening_limit(0, args.max_opening_share)  # refuses a share outside (0, 1], nan included
-    items = read_corpus(args.file, verify=False)
+    file = corpus_file(args.file)
+    items = read_corpus(file, verify=False)
     share = None if args.max_opening_share >= 1 else args.max_opening_share
     workers = args.workers if args.workers is not None else default_workers()
     problems = check_corpus(items, max_opening_share=share, workers=workers)
-    pin = check_pin(args.file, items)
+    pin = check_pin(file, items)
     if pin is not None:
         problems.insert(0, Violation("-", "pin", pin, "pin"))
     if not problems:
@@ -115,12 +120,13 @@ def _check(args: argparse.Namespace) -> int:
 
 def _hash(args: argparse.Namespace) -> int:
     # Never verified: this is the command that makes the pin.
-    print(f"{corpus_hash(read_corpus(args.file, verify=False))}  {Path(args.file).name}")
+    file = corpus_file(args.file)
+    print(f"{corpus_hash(read_corpus(file, verify=False))}  {file.name}")
     return EXIT_OK
 
 
 def _stats(args: argparse.Namespace) -> int:
-    print(corpus_stats(read_corpus(args.file)).summary())
+    print(corpus_stats(read_corpus(corpus_file(args.file))).summary())
     return EXIT_OK
 
 
@@ -147,8 +153,9 @@ def _refuse_bad_out(file: Path, out: Path) -> None:
 
 def _split(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    _refuse_bad_out(Path(args.file), out)
-    split = split_holdout(read_corpus(args.file), args.fraction, salt=args.salt)
+    file = corpus_file(args.file)
+    _refuse_bad_out(file, out)
+    split = split_holdout(read_corpus(file), args.fraction, salt=args.salt)
     hp = write_corpus(split.public, out / "public.jsonl")
     hh = write_corpus(split.heldout, out / "heldout.jsonl")
     print(f"public:  {len(split.public)} items  {out / 'public.jsonl'}  sha256 {hp}")

@@ -273,3 +273,23 @@ def test_cli_check_hash_stats_split(tmp_path: Path, shipped: list[Item],
         tmp_path / "sp" / "heldout.jsonl")
     assert len(pub) + len(held) == 496 and len(held) == 99
     assert main(["corpus", "check", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_cli_reads_a_shipped_corpus_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # The name --corpus takes names the same corpus for the corpus tools, wherever they run.
+    monkeypatch.chdir(tmp_path)
+    assert main(["corpus", "hash", "benchmark_v1"]) == 0
+    assert capsys.readouterr().out == (DATASETS / "benchmark_v1.sha256").read_text()
+    assert main(["corpus", "stats", "benchmark_v1"]) == 0
+    assert "items: 496" in capsys.readouterr().out
+    assert main(["corpus", "split", "benchmark_v1", "--salt", "s", "--out", "sp"]) == 0
+    assert len(read_corpus(tmp_path / "sp" / "heldout.jsonl")) == 99
+    capsys.readouterr()
+    assert main(["corpus", "check", "benchmark_v2"]) == 2
+    err = capsys.readouterr().err
+    assert "no shipped corpus named 'benchmark_v2'; shipped: benchmark_v1" in err
+    # A file of that name here is read as the file, as before.
+    (tmp_path / "benchmark_v1").write_text("not json\n", encoding="utf-8")
+    assert main(["corpus", "hash", "benchmark_v1"]) != 0
+    assert "benchmark_v1:1" in capsys.readouterr().err

@@ -112,6 +112,16 @@ def test_compressed_stereo_keeps_its_channels(fmt: str) -> None:
     assert peaks[0] == pytest.approx(0.3, abs=0.05) and peaks[1] == pytest.approx(0.05, abs=0.03)
 
 
+def test_anti_phase_stereo_is_refused_saying_the_channels_cancel() -> None:
+    x = tone(freq=220.0)
+    with pytest.raises(AudioError, match=r"the two channels cancel when mixed to mono .*"
+                       r"a channel peaks at -10\.5 dBFS, their mono mix at -[0-9.]+ dBFS"):
+        load_audio(encode(np.stack([x, -x], axis=1)))
+    silent = np.zeros_like(x)
+    with pytest.raises(AudioError, match=r"all silent: peak -inf dBFS"):
+        load_audio(encode(np.stack([silent, silent], axis=1)))
+
+
 def test_path_input_names_the_clip(tmp_path: Path) -> None:
     p = tmp_path / "clip.wav"
     p.write_bytes(encode(tone()))
