@@ -170,8 +170,46 @@ def _speak_addresses(text: str) -> str:
 def _clock(m: re.Match[str]) -> str:
     hour, minute = int(m.group(1)), m.group(2)
     if minute == "00":
-        return f"{hour} oclock"
+        return f"{hour}"
     return f"{hour}{minute}"
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10}
+# Capitalised words after which a Roman numeral names a monarch or pope, read "the eighth":
+# the regnal names common in English text. After any other capitalised word it is a number
+# (World War II, Chapter IV, Part III), read "two", "four", "three".
+_REGNAL_NAMES = frozenset({
+    "Alexander", "Alfonso", "Benedict", "Boniface", "Carlos", "Catherine", "Charles",
+    "Christian", "Clement", "Constantine", "Edward", "Elizabeth", "Felipe", "Ferdinand",
+    "Francis", "Frederick", "Friedrich", "George", "Gregory", "Gustav", "Haakon", "Harold",
+    "Henry", "Innocent", "James", "John", "Juan", "Leo", "Leopold", "Louis", "Ludwig", "Mary",
+    "Napoleon", "Nicholas", "Olav", "Otto", "Paul", "Peter", "Philip", "Pius", "Ramesses",
+    "Richard", "Rudolf", "Sixtus", "Stephen", "Urban", "Victor", "Wilhelm", "Willem",
+    "William",
+})
+
+
+def _roman_value(numeral: str) -> int | None:
+    """The value of a well-formed Roman numeral of I, V and X (2 to 39), else None."""
+    total = 0
+    for i, ch in enumerate(numeral):
+        v = _ROMAN[ch]
+        total += -v if i + 1 < len(numeral) and _ROMAN[numeral[i + 1]] > v else v
+    return total if _to_roman(total) == numeral else None
+
+
+def _to_roman(n: int) -> str:
+    out = "X" * (n // 10)
+    return out + ("", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")[n % 10]
+
+
+def _roman(m: re.Match[str]) -> str:
+    value = _roman_value(m.group(2))
+    if value is None or not 2 <= value <= 39:
+        return m.group(0)
+    if m.group(1) in _REGNAL_NAMES:
+        return f"{m.group(1)} the {_ordinal(value)}"
+    return f"{m.group(1)} {value}"
 
 
 _OH_MARK = "ohinterjection"
@@ -228,6 +266,7 @@ _UNITS: tuple[tuple[str, str], ...] = (
     ("°f", "degrees fahrenheit"), ("°", "degrees"), ("gb", "gigabytes"), ("mb", "megabytes"),
     ("tb", "terabytes"), ("kb", "kilobytes"), ("ghz", "gigahertz"), ("mhz", "megahertz"),
     ("khz", "kilohertz"), ("hz", "hertz"), ("kw", "kilowatts"), ("kwh", "kilowatt hours"),
+    ("¢", "cents"),
 )  # fmt: skip
 _UNIT_RX = re.compile(
     r"(?<=\d)\s?(" + "|".join(re.escape(u) for u, _ in sorted(_UNITS, key=lambda x: -len(x[0])))
@@ -246,6 +285,14 @@ def _abbreviations(text: str) -> str:
     text = re.sub(r"\bSt\.?(?=\s+[A-Z])", "Saint", text)
     text = re.sub(r"(?<=[A-Za-z] )St\b\.?", "Street", text)
     text = re.sub(r"(?<=[A-Za-z] )Rd\b\.?", "Road", text)
+    # "Dr." after a capitalised street name and not before a name is Drive (Elm Dr.); the
+    # Whisper normaliser reads every other "Dr" as doctor (Dr. Smith, call the Dr.).
+    text = re.sub(r"\b([A-Z][a-z]+) Dr\b\.?(?!\s*[A-Z])", r"\1 Drive", text)
+    # "O.K." would reach the number parser as "o k", the o a zero.
+    text = re.sub(r"\bO\.\s?K\b\.?", "okay", text)
+    # Dotted initialisms lose their dots (Ph.D. → PhD), so they match the letters read out.
+    text = re.sub(r"\b(?:[A-Za-z]{1,2}\.){2,}(?!\w)", lambda m: m.group(0).replace(".", ""),
+                  text)
     text = re.sub(
         r"\b(" + "|".join(_MONTH_ABBR) + r")\.?(?=\s+\d)",
         lambda m: _MONTH_ABBR[m.group(1).lower()],
@@ -272,6 +319,13 @@ PRE_RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "fillers",
+        "The hesitations 'er', 'erm', 'ehm' and 'uhm' are dropped, as the Whisper normaliser "
+        "drops 'um', 'uh' and 'hmm' (Whisper leaves them out of what it hears); 'ER' in "
+        "capitals (the emergency room) is kept.",
+        _sub(r"\b(?:[Ee]rm?|[Ee]hm|[Uu]hm)\b(?!['-]\w)", " "),
+    ),
+    Rule(
         "addresses",
         "E-mail and web addresses are read out: '.' → dot, '/' → slash, '@' → at, '-' → dash, "
         "'_' → underscore, 'https://' → 'https colon slash slash'.",
@@ -290,14 +344,22 @@ PRE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "oclock",
-        "\"o'clock\" and \"o clock\" become the single word 'oclock'.",
-        _sub(r"\bo'?\s?clock\b", "oclock", re.IGNORECASE),
+        "\"o'clock\" and \"o clock\" are dropped: a written 9:00 is read 'nine' as often as "
+        "'nine o'clock', and the two readings agree.",
+        _sub(r"\bo'?\s?clock\b", " ", re.IGNORECASE),
     ),
     Rule(
         "clock_times",
         "Clock times H:MM become H followed by MM as one number (10:30 → 1030, like 'ten "
-        "thirty'); H:00 becomes 'H oclock'. Seconds are dropped.",
+        "thirty'); H:00 becomes H ('nine', with or without o'clock). Seconds are dropped.",
         _sub(r"\b(\d{1,2}):([0-5]\d)(?::[0-5]\d)?\b", _clock),
+    ),
+    Rule(
+        "roman_numerals",
+        "A Roman numeral of I, V and X from II to XXXIX after a capitalised word is a number "
+        "(World War II → World War 2, Chapter IV → Chapter 4); after a regnal name (Henry, "
+        "Elizabeth, Louis, ...) an ordinal with 'the' (Henry VIII → Henry the 8th, as read).",
+        _sub(r"\b([A-Z][a-z]+) ([IVX]{2,6})\b(?!['.]?\w)", _roman),
     ),
     Rule(
         "abbreviations",

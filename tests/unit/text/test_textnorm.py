@@ -173,6 +173,16 @@ DIFFERENT: list[tuple[str, str]] = [
     ("Up 1%.", "up one dollar"),
     ("Update to 3.1.1 now.", "update to three eleven now"),
     ("Pages 10-20 are missing.", "pages ten twenty are missing"),
+    # The fifth round's rules must not let these through.
+    ("Meet me at 9:00.", "meet me at nine thirty"),
+    ("Meet me at 9:00.", "meet me at nine hundred"),
+    ("World War II ended.", "world war three ended"),
+    ("Henry VIII was king.", "henry the seventh was king"),
+    ("Henry VIII was king.", "henry eight was king"),
+    ("It costs 99¢.", "it costs ninety nine dollars"),
+    ("I live on Elm Dr.", "i live on elm street"),
+    ("Dr. Smith is here.", "drive smith is here"),
+    ("She earned her Ph.D.", "she earned her p h"),
 ]
 
 
@@ -195,6 +205,25 @@ READ_RIGHT = [
     # codes and chains are still read as digits, not as ranges
     ("Call 555-1234 now.", "call five five five one two three four now"),
     ("Numbers 7-19-23 won.", "numbers seven nineteen twenty three won"),
+    # The fifth audit (each cost a word or more before).
+    ("Meet me at 9:00.", "meet me at nine"),
+    ("Meet me at 9:00.", "meet me at nine o'clock"),
+    ("Your dose is at 10:00 p.m.", "your dose is at ten p m"),
+    ("We close at 11 o'clock.", "we close at eleven"),
+    ("It costs 99¢.", "it costs ninety nine cents"),
+    ("World War II ended.", "world war two ended"),
+    ("World War II ended.", "World War II ended."),
+    ("Chapter IV begins.", "chapter four begins"),
+    ("Henry VIII was king.", "henry the eighth was king"),
+    ("Louis XIV ruled.", "Louis the Fourteenth ruled."),
+    ("Pope John Paul II spoke.", "pope john paul the second spoke"),
+    ("I live on Elm Dr.", "i live on elm drive"),
+    ("Call the Dr. now.", "call the doctor now"),
+    ("O.K., go.", "okay go"),
+    ("She earned her Ph.D.", "she earned her p h d"),
+    ("Er, I think so.", "i think so"),
+    ("Erm, yes.", "yes"),
+    ("Take him to the ER.", "take him to the e r"),
 ]
 
 
