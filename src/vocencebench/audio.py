@@ -17,8 +17,9 @@ problem                     rule
 empty file                  0 bytes
 too large                   more than ``max_bytes`` (default 50 MB), checked before decoding
 not audio                   libsndfile does not recognise the format
-truncated / corrupt         libsndfile fails while decoding, or a WAV ``data`` chunk declares more
-                            bytes than the file holds (and the size is not a placeholder)
+truncated / corrupt         libsndfile fails while decoding, or the audio chunk of a WAV, RF64,
+                            Wave64, AIFF or CAF file declares more bytes than the file holds
+                            (and the size is not a placeholder)
 more than 2 channels        surround/multitrack is rejected, not guessed down to mono
 zero length                 no sample frames
 odd sample rate             under :data:`MIN_SAMPLE_RATE` (8 kHz)
@@ -54,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._numbers import is_whole_number
+from ._util.containers import shortfall
 from ._util.deps import require
 from .errors import AudioError, ConfigError, MissingDependencyError
 
@@ -349,6 +351,7 @@ def load_audio(
     sf = require("soundfile", "decoding audio", "probes", package="soundfile")
 
     decodable, truncated = _wav_fix_sizes(raw)
+    truncated = truncated or shortfall(raw)
     if truncated:
         raise _fail(label, f"{truncated}; re-export the clip")
     if _looks_like_mp3(raw) and "MP3" not in sf.available_formats():
@@ -371,7 +374,10 @@ def load_audio(
             if frames / sr > max_seconds:
                 raise _fail(label, f"too long: {frames / sr:.2f} s exceeds the "
                             f"{max_seconds:g} s cap (pass max_seconds= to raise it)")
-            block = fh.read(dtype="float32", always_2d=True)
+            # GSM 6.10 and some ADPCM WAVs are not seekable in libsndfile: they must be read
+            # by their frame count (soundfile refuses frames=-1 there).
+            block = fh.read(-1 if fh.seekable() else frames, dtype="float32",
+                            always_2d=True)
     except sf.LibsndfileError as exc:
         msg = exc.error_string
         if "not recognised" in msg or "unimplemented" in msg:

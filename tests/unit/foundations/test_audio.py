@@ -508,3 +508,27 @@ def test_full_scale_and_the_lowest_rate_are_accepted() -> None:
     loud = tone(amp=1.5)
     assert float(np.max(np.abs(load_audio(encode(loud, subtype="FLOAT")).samples))) == \
         pytest.approx(1.5, abs=1e-6)
+
+
+@pytest.mark.parametrize(("fmt", "subtype", "kind"), [
+    ("RF64", "PCM_16", "RF64"), ("W64", "PCM_16", "Wave64"), ("AIFF", "PCM_16", "AIFF"),
+    ("AIFF", "FLOAT", "AIFF"), ("CAF", "PCM_16", "CAF"), ("CAF", "FLOAT", "CAF"),
+])
+def test_a_cut_file_of_every_container_is_refused_as_truncated(fmt: str, subtype: str,
+                                                                kind: str) -> None:
+    # libsndfile decodes what is left of these without an error: half a clip scored as a
+    # whole one. The refusal must come from the declared size, as for RIFF/WAVE.
+    full = encode(tone(2.0), fmt=fmt, subtype=subtype)
+    whole = load_audio(full)
+    assert whole.num_samples == 2 * SR
+    with pytest.raises(AudioError, match=rf"item-1: truncated {kind}: the header declares "
+                       r"\d+ bytes of audio but the file holds \d+; re-export the clip"):
+        load_audio(full[: len(full) // 2], name="item-1")
+
+
+def test_a_gsm_wav_is_decoded() -> None:
+    # libsndfile cannot seek in GSM 6.10: it is read by its frame count.
+    x = tone(1.0)
+    a = load_audio(encode(x, subtype="GSM610"))
+    assert a.num_samples == SR and a.format == "WAV/GSM610"
+    assert float(np.corrcoef(a.samples, x)[0, 1]) > 0.9
