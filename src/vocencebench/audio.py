@@ -319,6 +319,19 @@ def _wav_header_is_sound(raw: bytes) -> bool:
     return problem is None and fixed is raw and raw[:4] == b"RIFF"
 
 
+class _Bytes(io.BytesIO):
+    """The bytes libsndfile decodes from. A corrupt header can make libsndfile seek before
+    the start; BytesIO raises ValueError there, inside soundfile's cffi callback, which
+    prints a traceback on stderr. Here the position stays put, and libsndfile, seeing that
+    the seek failed, reports the file as corrupt."""
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return super().seek(offset, whence)
+        except ValueError:
+            return self.tell()
+
+
 def _looks_like_mp3(raw: bytes) -> bool:
     return raw[:3] == b"ID3" or (len(raw) > 1 and raw[0] == 0xFF and raw[1] & 0xE0 == 0xE0)
 
@@ -359,7 +372,7 @@ def load_audio(
             f"decoding MP3 (libsndfile {sf.__libsndfile_version__} cannot; needs >= 1.1.0)",
             "probes", package="soundfile>=0.12.1")
     try:
-        with sf.SoundFile(io.BytesIO(decodable)) as fh:
+        with sf.SoundFile(_Bytes(decodable)) as fh:
             channels, sr, frames = int(fh.channels), int(fh.samplerate), int(fh.frames)
             fmt = f"{fh.format}/{fh.subtype}"
             if channels > 2:

@@ -532,3 +532,12 @@ def test_a_gsm_wav_is_decoded() -> None:
     a = load_audio(encode(x, subtype="GSM610"))
     assert a.num_samples == SR and a.format == "WAV/GSM610"
     assert float(np.corrcoef(a.samples, x)[0, 1]) > 0.9
+
+
+def test_a_header_that_seeks_before_the_start_is_corrupt_without_a_traceback(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    data = bytearray(encode(tone(1.0), fmt="AIFF"))
+    data[41] = 214  # one damaged byte of the COMM chunk
+    with pytest.raises(AudioError, match="corrupt or truncated audio"):
+        load_audio(bytes(data))
+    assert capfd.readouterr().err == ""
