@@ -49,6 +49,11 @@ def kill_running_commands() -> int:
     return len(running)
 
 
+#: Most characters of standard error a failure reason quotes (its end: the error line is
+#: usually last, after warnings and progress output).
+STDERR_TAIL_CHARS = 200
+
+
 def _stderr_tail(path: str, lines: int = 3) -> str:
     try:
         with open(path, "rb") as f:
@@ -56,7 +61,10 @@ def _stderr_tail(path: str, lines: int = 3) -> str:
             tail = f.read()
     except OSError:
         return ""
-    return " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
+    text = " | ".join(tail.decode("utf-8", "replace").strip().splitlines()[-lines:])
+    # Failure reasons are cut to a few hundred characters from the front; a long warning
+    # line before the error would push the error itself out.
+    return text if len(text) <= STDERR_TAIL_CHARS else "…" + text[-STDERR_TAIL_CHARS:]
 
 
 #: Seconds the guard gets, after SIGTERM (a timeout, an interrupt), to end the command and
@@ -130,6 +138,45 @@ def _kill_group(proc: subprocess.Popen[bytes], grouped: bool) -> None:
         proc.wait(timeout=10)
 
 
+# Programs that run their argument after these flags as code: a placeholder filled into that
+# argument would let a script's quotes or $(...) run as commands.
+_CODE_FLAGS = {"sh": "c", "bash": "c", "dash": "c", "zsh": "c", "ksh": "c", "mksh": "c",
+               "ash": "c", "fish": "c", "csh": "c", "tcsh": "c", "python": "c", "perl": "e",
+               "ruby": "e", "node": "e"}  # fmt: skip
+
+
+def _code_flag(program: str) -> str | None:
+    name = os.path.basename(program)
+    return _CODE_FLAGS.get(re.sub(r"[0-9.]+$", "", name))
+
+
+def _refuse_code_placeholders(argv: list[str], template: str) -> None:
+    """ConfigError for ``sh -c '… {text} …'`` and the like: the text would be filled into
+    code the shell (or interpreter) parses, the one way this adapter could run a script's
+    ``$(…)``. The safe form passes the values as positional parameters."""
+    for i, arg in enumerate(argv):
+        flag = _code_flag(arg)
+        if flag is None:
+            continue
+        # The interpreter's own options come before its script (or code); a "-c" after a
+        # script file is the script's option.
+        for j in range(i + 1, len(argv) - 1):
+            opt = argv[j]
+            if not opt.startswith("-"):
+                break
+            if not re.fullmatch(rf"-[a-zA-Z]*{flag}[a-zA-Z]*", opt):
+                continue
+            code = argv[j + 1]
+            found = [p for p in ("{text}", "{instruction}") if p in code]
+            if found:
+                raise ConfigError(
+                    f"command template {redact(template)!r} fills {found[0]} into the code "
+                    f"that {os.path.basename(arg)} {opt} runs: a script with quotes or $(…) "
+                    f"would run as commands. Pass it as an argument instead, e.g. "
+                    f"sh -c 'mytts --text \"$1\" --wav \"$2\"' sh {{text}} {{out}}")
+            break
+
+
 class CommandAdapter:
     """Runs a command per item, without a shell: ``{text}``, ``{instruction}``, ``{out}``.
 
@@ -160,6 +207,7 @@ class CommandAdapter:
             raise ConfigError("command template is empty")
         if not any("{out}" in a for a in self.argv_template):
             raise ConfigError(f"command template {template!r} must contain {{out}}")
+        _refuse_code_placeholders(self.argv_template, template)
         self.timeout = timeout
         self.max_bytes = check_max_bytes(max_bytes)
         # The id is written into run.json, the reports and the cache: a key typed into the

@@ -345,3 +345,53 @@ def test_a_command_flooding_stderr_fills_no_disk_and_its_last_line_is_kept(
     # keeps the last 64 KiB in memory and writes them when the command is over).
     assert int(size.read_text()) <= STDERR_KEEP_BYTES
 
+
+
+def test_the_failure_reason_of_a_command_keeps_its_last_stderr_line(tmp_path: Path) -> None:
+    # A long warning line before the error: the stored reason (cut to a few hundred
+    # characters) must still hold the error, which comes last.
+    from vocencebench._util import failures
+
+    script = tmp_path / "warns.py"
+    script.write_text("import sys\nsys.stderr.write('UserWarning: ' + 'w' * 400 + '\\n')\n"
+                      "sys.stderr.write(\"ERROR: voice 'x' not found\\n\")\nsys.exit(1)\n")
+    adapter = CommandAdapter(f"{sys.executable} {script} {{out}}")
+    with pytest.raises(SynthesisError) as info:
+        adapter("Hello.", "calm")
+    stored = failures.reason(failures.SYNTHESIS, info.value)
+    assert stored.endswith("ERROR: voice 'x' not found"), stored
+    assert "…" in stored and len(stored) < 300
+
+
+@pytest.mark.parametrize("template", [
+    "sh -c 'mytts \"{text}\" > {out}'",
+    "bash -ec 'mytts {instruction} {out}'",
+    "/usr/bin/env A=1 python3 -c \"import t; t.say('{text}', '{out}')\"",
+    "perl -e 'print q({text})' {out}",
+])
+def test_a_placeholder_inside_code_an_interpreter_runs_is_refused(template: str) -> None:
+    with pytest.raises(ConfigError, match=r"into the code that .* runs: .*\$\(…\) would run as "
+                       r"commands. Pass it as an argument instead"):
+        CommandAdapter(template)
+
+
+@pytest.mark.parametrize("template", [
+    "sh -c 'mytts \"$1\" > \"$2\"' sh {text} {out}",  # the safe form the message shows
+    "sh -c 'mytts > {out}'",
+    "python3 mytts.py -c {text} {out}",  # the script's own -c
+    "bash run.sh -c {text} {out}",
+])
+def test_the_safe_forms_with_an_interpreter_are_accepted(template: str) -> None:
+    CommandAdapter(template)
+
+
+def test_the_safe_shell_form_passes_a_hostile_text_literally(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    script = tmp_path / "tts.py"
+    script.write_text("import sys, wave\nopen(sys.argv[2] + '.txt', 'w').write(sys.argv[1])\n"
+                      "w = wave.open(sys.argv[2], 'wb'); w.setnchannels(1); w.setsampwidth(2)\n"
+                      "w.setframerate(16000); w.writeframes(b'\\x00\\x10' * 8000); w.close()\n")
+    adapter = CommandAdapter(f"sh -c '{sys.executable} {script} \"$1\" \"$2\"' sh {{text}} "
+                             "{out}")
+    assert adapter(f"Hi $(touch {marker}).", "calm")[:4] == b"RIFF"
+    assert not marker.exists()
