@@ -59,11 +59,11 @@ from ..redact import redact, register_secret, register_url_secrets, safe_url
 from . import strict_json
 from .deadline import DeadlineTransport, deadline_at
 from .retry import (
-    FATAL_STATUSES,
     RateLimiter,
     RetryPolicy,
     account_exhausted,
     google_details,
+    is_fatal_status,
     is_retry_status,
     retry_delay_s,
 )
@@ -103,6 +103,11 @@ _HINTS = {
     404: "check the model name and the base URL",
     405: "check the base URL (this path does not take POST)",
     422: "the server refused the request's fields (model, voice, format?)",
+    402: "check the account's billing",
+    410: "the endpoint or model is gone: check the base URL and the model name",
+    413: "the request is larger than the server takes",
+    415: "the server does not take this request's media type: check the base URL",
+    451: "the server refused this content",
 }
 
 #: Bytes of an error answer that are read (the rest is dropped; 300 characters are shown).
@@ -347,9 +352,15 @@ class HttpClient:
             wait = retry_delay_s(headers, parsed, now=self._wall)
             raise _Retry("status", f"HTTP {status}", status=status, wait=wait, body=shown)
         hint = _HINTS.get(status, "see the server's message")
+        if 300 <= status < 400:
+            # Requests are never redirected: a POST sent on to another URL may lose its body
+            # or its key. The URL the server names is the one to configure.
+            to = headers.get("location", "")
+            hint = (f"the server redirects to {safe_url(to)!r}: configure that URL" if to
+                    else "the server redirects: configure the final URL")
         raise HTTPFailure(
             f"{self.service}: HTTP {status} from {where}: {shown or '(empty body)'} — {hint}",
-            fatal=status in FATAL_STATUSES, status=status, calls=calls, reason="status",
+            fatal=is_fatal_status(status), status=status, calls=calls, reason="status",
             body=shown)
 
     def _check_length(self, headers: Mapping[str, str], downloaded: int) -> None:

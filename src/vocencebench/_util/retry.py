@@ -27,10 +27,12 @@ from ..errors import ConfigError
 __all__ = [
     "BACKOFF_CEILING_S",
     "FATAL_STATUSES",
+    "PER_REQUEST_STATUSES",
     "RateLimiter",
     "RetryPolicy",
     "account_exhausted",
     "google_details",
+    "is_fatal_status",
     "is_retry_status",
     "retry_delay_s",
 ]
@@ -38,6 +40,18 @@ __all__ = [
 #: HTTP statuses that stop at once: retrying cannot change them, and the next request (same
 #: key, model, URL and shape) would get the same answer.
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 422})
+#: The 4xx statuses about one request alone (its size, its content, its timing): another
+#: item may well pass, so they fail only the item. 408 and 429 are retried first.
+PER_REQUEST_STATUSES = frozenset({408, 413, 429, 451})
+
+
+def is_fatal_status(status: int) -> bool:
+    """True for the statuses that stop a run: :data:`FATAL_STATUSES` and every other 3xx and
+    4xx but :data:`PER_REQUEST_STATUSES` (a redirect, 402, 410, 415, …: the configuration or
+    the account is wrong, and every later request would be answered the same; a run that
+    went on would leave each item incomplete for ever, reruns included)."""
+    return status in FATAL_STATUSES or (300 <= status < 500
+                                        and status not in PER_REQUEST_STATUSES)
 
 
 #: The longest wait (s) between two attempts of :meth:`RetryPolicy.doubling`.

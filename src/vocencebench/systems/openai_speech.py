@@ -107,6 +107,10 @@ class OpenAISpeechAdapter:
                 raise SynthesisError(
                     f"{self.system_id}: the server refused the input (HTTP 400): {exc.body}"
                 ) from None
+            if exc.status in (413, 451) and exc.reason == "status":
+                # This input too large for the system, or content it will not speak: the
+                # system's limit, as a refusal is (another item may pass).
+                raise SynthesisError(f"{self.system_id}: {redact(exc, limit=600)}") from None
             raise ServiceError(f"{self.system_id}: {redact(exc, limit=600)}",
                                fatal=exc.fatal, blame="instrument", status=exc.status,
                                calls=exc.calls) from None

@@ -96,6 +96,41 @@ def test_auth_and_not_found_are_fatal_after_one_call(status: int) -> None:
     assert len(srv.calls) == 1
 
 
+@pytest.mark.parametrize(("status", "hint"), [
+    (302, r"the server redirects to 'http://elsewhere\.example/v1/audio/speech': configure "
+          r"that URL"),
+    (402, "check the account's billing"),
+    (410, "the endpoint or model is gone"),
+    (415, "does not take this request's media type"),
+    (418, "see the server's message"),
+])
+def test_every_other_client_status_stops_the_run_after_one_call(status: int, hint: str) -> None:
+    # Each answers every request the same: going on left every item incomplete for ever,
+    # and the rerun the message advised got the same answer.
+    reply = Reply(status=status, body={"error": "no"},
+                  headers={"Location": "http://elsewhere.example/v1/audio/speech"})
+    with FakeJudgeServer("raw", lambda c: reply) as srv, \
+            pytest.raises(ServiceError, match=f"HTTP {status} .*{hint}") as err:
+        adapter(srv)("Hi.", "x")
+    assert is_fatal(err.value) and blame_of(err.value) == "instrument"
+    assert len(srv.calls) == 1
+
+
+@pytest.mark.parametrize(("status", "hint"), [
+    (413, "the request is larger than the server takes"),
+    (451, "the server refused this content"),
+])
+def test_a_status_about_this_input_alone_is_the_systems_failure(status: int, hint: str) -> None:
+    # Too long for this system, or content it will not speak: S = 0, as a refusal, and the
+    # other items go on.
+    reply = Reply(status=status, body={"error": {"message": "input too long for this voice"}})
+    with FakeJudgeServer("raw", lambda c: reply) as srv, \
+            pytest.raises(SynthesisError, match=f"HTTP {status} .*{hint}") as err:
+        adapter(srv)("Hi.", "x")
+    assert not isinstance(err.value, ServiceError) and blame_of(err.value) == "system"
+    assert len(srv.calls) == 1
+
+
 def test_a_refused_input_is_the_systems_failure() -> None:
     body = {"error": {"message": "Your request was rejected as a result of our safety system.",
                       "type": "invalid_request_error", "code": "content_policy_violation"}}
