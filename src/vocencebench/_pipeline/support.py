@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from .._util import failures as fail
+from .._util.mp import references_main
 from ..errors import ConfigError, is_fatal
 from .stages import Handle, handle, pickle_problem
 
@@ -214,12 +215,29 @@ def skipped(fut: Future[Any]) -> bool:
     return fut.cancelled() or isinstance(fut.exception(), Halted)
 
 
-def unpicklable(components: Sequence[tuple[str, object]]) -> list[str]:
+_IN_SCRIPT = "in_script"
+
+
+def _script_problem(obj: object) -> str | None:
+    """Why ``obj`` cannot run in a local worker process, or None: it does not pickle, or it
+    pickles by reference to the calling script (``__main__``), which those workers do not
+    import (``_util.mp``: a script without a ``__main__`` guard would run again in each)."""
+    why = pickle_problem(obj)
+    if why is None and references_main(obj):
+        return _IN_SCRIPT
+    return why
+
+
+def unpicklable(components: Sequence[tuple[str, object]], *,
+                local_pool: bool = False) -> list[str]:
     """For each component that does not pickle (so cannot run in another process): what it
-    is and why; for a probe set (or a tuple of probes), the probe that is the cause."""
+    is and why; for a probe set (or a tuple of probes), the probe that is the cause. With
+    ``local_pool``, also each one defined in the calling script (see :func:`_script_problem`;
+    Dask's workers receive such classes by value)."""
+    problem = _script_problem if local_pool else pickle_problem
     out = []
     for what, obj in components:
-        why = None if obj is None else pickle_problem(obj)
+        why = None if obj is None else problem(obj)
         if why is None:
             continue
         name = f"{what} {type(obj).__qualname__}"
@@ -227,13 +245,15 @@ def unpicklable(components: Sequence[tuple[str, object]]) -> list[str]:
             members = obj if isinstance(obj, tuple) else (
                 *getattr(obj, "probes", ()), *getattr(obj, "diagnostics", ()))
             for p in members:
-                cause = pickle_problem(p)
+                cause = problem(p)
                 if cause is not None:
                     name, why = f"probe {p.name}@{p.version}", cause
                     break
         elif what == "transcriber":
             name = f"transcriber {getattr(obj, 'engine', type(obj).__qualname__)}"
-        out.append(f"{name} cannot be pickled ({why})")
+        out.append(f"{name} is defined in the calling script (__main__), which the worker "
+                   "processes do not import" if why == _IN_SCRIPT
+                   else f"{name} cannot be pickled ({why})")
     return out
 
 
@@ -252,7 +272,8 @@ def analysis_placement(per_clip: object, batched: Sequence[object], transcriber:
     """(whether the per-clip analysis must run in this process, the note that says so when
     the executor has workers it will not use). A Dask run refuses what cannot travel
     (:func:`refuse_on_dask`), the per-clip analysis and the batched probes alike."""
-    stuck = unpicklable((("probe set", per_clip), ("transcriber", transcriber)))
+    components = (("probe set", per_clip), ("transcriber", transcriber))
+    stuck = unpicklable(components, local_pool=dask is None)
     if dask is not None:
         refuse_on_dask(stuck, "the per-clip analysis")
         if batched:
@@ -265,9 +286,9 @@ def analysis_placement(per_clip: object, batched: Sequence[object], transcriber:
     return True, (f"ANALYSIS IN ONE CLIENT THREAD: {'; '.join(stuck)}; so the per-clip "
                   f"analysis runs in one thread of this process, not on the "
                   f"{getattr(executor, 'name', '?')} executor's "
-                  f"{getattr(executor, 'workers', '?')} worker(s) — make it picklable (a "
-                  "module-level class holding no lambda, open file, lock or client) to use "
-                  "them")
+                  f"{getattr(executor, 'workers', '?')} worker(s) — make it picklable and "
+                  "importable (a class at the top of a module of its own, holding no lambda, "
+                  "open file, lock or client) to use them")
 
 
 def synth_lane(system: Any, hooks: SystemHooks, label: str, concurrency: int | None, dask: Any

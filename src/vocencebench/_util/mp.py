@@ -31,17 +31,37 @@ _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
 _LAUNCH_LOCK = threading.Lock()
 
 
+#: How deep pickles kept inside pickles (as bytes) are looked into.
+_NESTED_PICKLE_DEPTH = 4
+
+
+def _mentions_main(data: bytes, depth: int) -> bool:
+    for _op, arg, _pos in pickletools.genops(data):
+        if isinstance(arg, str) and (arg == "__main__" or arg.startswith("__main__ ")):
+            return True
+        # A component travels pickled in advance (the pipeline's handles keep its pickle as
+        # bytes): a class of the script inside it is only visible in that inner pickle.
+        if (isinstance(arg, bytes | bytearray) and depth < _NESTED_PICKLE_DEPTH
+                and arg[:1] == b"\x80"):
+            try:
+                if _mentions_main(bytes(arg), depth + 1):
+                    return True
+            except Exception:  # bytes that only start like a pickle
+                continue
+    return False
+
+
 def references_main(*objs: object) -> bool:
     """True when pickling ``objs`` refers to anything defined in ``__main__`` (or they cannot
-    be pickled at all): such payloads need the standard start method and its main import."""
+    be pickled at all), also inside pickles they carry as bytes: such payloads need the
+    standard start method and its main import."""
     for obj in objs:
         try:
             data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             return True
-        for _op, arg, _pos in pickletools.genops(data):
-            if isinstance(arg, str) and (arg == "__main__" or arg.startswith("__main__ ")):
-                return True
+        if _mentions_main(data, 0):
+            return True
     return False
 
 
