@@ -27,7 +27,7 @@ from ._util.deps import require
 from ._util.procs import usable_cpus
 from .constants import DASK_NO_WORKERS_TIMEOUT_S
 from .errors import ConfigError
-from .redact import redact, safe_url
+from .redact import MASK, redact, safe_url
 
 __all__ = [
     "DaskExecutor",
@@ -35,6 +35,7 @@ __all__ = [
     "LocalExecutor",
     "SerialExecutor",
     "capped_workers",
+    "check_dask_address",
     "check_workers",
     "default_workers",
 ]
@@ -213,6 +214,19 @@ class LocalExecutor:
             self._pool = None
 
 
+def check_dask_address(address: str) -> None:
+    """ConfigError for a Dask scheduler address that carries credentials (``user:pw@host``,
+    with or without a scheme), the credentials masked in the message: Dask authenticates with
+    TLS, and the address is printed and recorded in run.json."""
+    rest = address.split("://", 1)
+    authority = rest[-1].split("/", 1)[0]
+    if "@" in authority:
+        shown = (rest[0] + "://" if len(rest) == 2 else "") + f"{MASK}@" + (
+            authority.rpartition("@")[2])
+        raise ConfigError(f"a Dask scheduler address carries no credentials: {shown!r} (use "
+                          "Dask's TLS security settings)")
+
+
 class DaskExecutor:
     """Units of work on a Dask distributed cluster.
 
@@ -257,9 +271,7 @@ class DaskExecutor:
                                               if isinstance(address_of, str) else "")
             self._client = Client(cluster)  # type: ignore[no-untyped-call]
         elif address:
-            if "@" in address.split("://", 1)[-1].split("/", 1)[0]:
-                raise ConfigError(f"a Dask scheduler address carries no credentials: "
-                                  f"{safe_url(address)!r} (use Dask's TLS security settings)")
+            check_dask_address(address)
             where = safe_url(address)
             try:
                 self._client = Client(address)  # type: ignore[no-untyped-call]

@@ -30,6 +30,7 @@ from .executor import (
     LocalExecutor,
     SerialExecutor,
     capped_workers,
+    check_dask_address,
     check_workers,
 )
 from .redact import redact
@@ -305,6 +306,8 @@ def validate_executor_spec(spec: str | None) -> None:
         if spec is not None and spec.startswith("dask:") and not arg.strip():
             raise ConfigError("expected dask:ADDRESS (e.g. dask:tcp://host:8786), got "
                               f"{spec!r}")
+        if arg.strip():
+            check_dask_address(arg)  # before anything is claimed or started
         if importlib.util.find_spec("distributed") is None:
             raise MissingDependencyError("the Dask executor", "dask", package="dask[distributed]")
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,23 @@ def test_a_bad_dask_address_is_one_config_error_without_its_credentials() -> Non
     assert "hunter2pass" not in str(err.value)
     with pytest.raises(ConfigError, match="cannot reach the Dask scheduler 'nonsense'"):
         DaskExecutor("nonsense")
+
+
+@pytest.mark.parametrize("address", ["bob:hunter2pass@127.0.0.1:8786",
+                                     "tls://bob:hunter2pass@10.0.0.5:8786/",
+                                     "hunter2pass@127.0.0.1:8786"])
+def test_credentials_in_a_dask_address_are_refused_masked_before_anything_starts(
+        address: str, tmp_path: Path) -> None:
+    # Without a scheme the password was printed; and the run's folder was claimed first.
+    from vocencebench.cli import main
+    from vocencebench.specs import validate_executor_spec
+
+    pytest.importorskip("distributed")
+    with pytest.raises(ConfigError, match=r"carries no credentials: '(tls://)?\[REDACTED\]@"
+                       ) as err:
+        validate_executor_spec(f"dask:{address}")
+    assert "hunter2pass" not in str(err.value)
+    out = tmp_path / "run"
+    assert main(["run", "--system-a", "espeak-flat", "--system-b", "espeak-follow",
+                 "--executor", f"dask:{address}", "--limit", "1", "--out", str(out)]) == 2
+    assert not out.exists()
