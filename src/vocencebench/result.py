@@ -35,7 +35,7 @@ from ._report.judge import behaviour_record
 from .clips import CLIPS_DIR, prune_clips
 from .constants import COMPOSITE_TOLERANCE, REPORT_DECISIVE_CLIPS
 from .errors import ConfigError, ScoresError, VocenceError
-from .outputs import verify_set, write_set
+from .outputs import claim_directory, verify_set, write_set
 from .pair import PairResult
 from .report import render_html, render_markdown, render_summary
 from .robustness import Robustness, robustness_of_run
@@ -222,6 +222,12 @@ class Head2Head:
 # ----------------------------------------------------------------------------- run files
 
 
+#: What a run's folder holds besides its marker: the set, its clips, the run's cache.
+_RUN_FOLDER_NAMES = frozenset({"scores.jsonl", "report.md", "report.html", "run.json",
+                               CLIPS_DIR, "cache.sqlite", "cache.sqlite-wal",
+                               "cache.sqlite-shm", "cache.sqlite-journal"})
+
+
 def save_run(
     h: Head2Head,
     directory: str | os.PathLike[str],
@@ -274,8 +280,15 @@ def save_run(
     judged = behaviour_record(h)
     if judged is not None:  # a judged run: how the judge behaved (judge_audit)
         run["judge_behaviour"] = judged
+    target = Path(directory)
+    if not target.exists() or (target.is_dir() and {p.name for p in target.iterdir()}
+                               <= _RUN_FOLDER_NAMES):
+        # A folder holding nothing but this run (its set, its cache) is a vocencebench run's,
+        # as one `vocencebench run` makes: the CLI can then resume or re-render into it. A
+        # user's own folder holding other files is written into as asked, and left unmarked.
+        claim_directory(target, kind="run", force=True)
     if clip_files:
-        (Path(directory) / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
+        (target / CLIPS_DIR).mkdir(parents=True, exist_ok=True)
     out = write_set(directory, files, manifest_name="run.json", manifest=run)
     prune_clips(out, list(clip_files))  # ours, and no longer part of the set
     return out

@@ -246,3 +246,22 @@ def test_markdown_report_carries_no_raw_html_from_labels(tmp_path: Path) -> None
     md = render_markdown(evil)
     assert "<script>" not in md and "&lt;script>" in md
     assert "b\\|c" in md
+
+
+def test_a_folder_the_library_saves_a_run_into_is_a_run_folder_for_the_cli(
+        tmp_path: Path) -> None:
+    # h2h.save("runs/quick") (the README's quickstart, its cache inside) wrote no marker:
+    # `vocencebench run --out runs/quick` then refused the folder as not vocencebench's.
+    h = make_head2head(n=4)
+    quick = tmp_path / "runs" / "quick"
+    quick.mkdir(parents=True)
+    (quick / "cache.sqlite").write_bytes(b"")
+    save_run(h, quick, clips=False)
+    assert json.loads((quick / MARKER).read_text())["kind"] == "run"
+    assert claim_directory(quick, kind="run") == quick
+    # A user's own folder holding other files is written into as asked, and left unmarked.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    save_run(h, mine, clips=False)
+    assert not (mine / MARKER).exists() and (mine / "run.json").is_file()
