@@ -85,8 +85,11 @@ DEFAULT_MAX_BYTES = 50_000_000
 #: placeholder ("size unknown"), never as a real size: the encoded files we accept are capped
 #: far below it. Covers 0x7FFFFFFF (ElevenLabs), 2 000 000 000 (pocket-tts), 0xFFFFFFFF.
 WAV_PLACEHOLDER_MIN = 1 << 30
-#: Longest clip accepted by default, in seconds.
-DEFAULT_MAX_SECONDS = 60.0
+#: Longest clip accepted by default, in seconds. The longest script a corpus may hold
+#: (``corpus.MAX_TEXT_CHARS``, 1 000 characters, about 170 words) read slowly, as a brief may
+#: ask, at 80 words a minute, lasts about 130 s; a 60 s cap scored such an obedient reading
+#: S = 0. A clip past 3 minutes is a runaway system, not a slow reading.
+DEFAULT_MAX_SECONDS = 180.0
 #: Shortest clip accepted by default, in seconds.
 DEFAULT_MIN_SECONDS = 0.3
 #: A clip whose mono peak magnitude (full scale = 1.0) stays below this is "all silent":
@@ -194,7 +197,7 @@ def _fail(name: str | None, problem: str) -> AudioError:
 
 def _too_large(label: str | None, size: int, max_bytes: int) -> AudioError:
     return _fail(label, f"too large: {size / 1e6:.1f} MB exceeds the {max_bytes / 1e6:g} MB "
-                 "cap (pass max_bytes= to raise it)")
+                 "cap (an adapter's max_bytes=, or load_audio(max_bytes=), raises it)")
 
 
 def _read_input(data: bytes | bytearray | memoryview | str | os.PathLike[str],
@@ -386,7 +389,7 @@ def load_audio(
                             "there); export at 8 kHz or more")
             if frames / sr > max_seconds:
                 raise _fail(label, f"too long: {frames / sr:.2f} s exceeds the "
-                            f"{max_seconds:g} s cap (pass max_seconds= to raise it)")
+                            f"{max_seconds:g} s cap on one clip")
             # GSM 6.10 and some ADPCM WAVs are not seekable in libsndfile: they must be read
             # by their frame count (soundfile refuses frames=-1 there).
             block = fh.read(-1 if fh.seekable() else frames, dtype="float32",
@@ -514,9 +517,13 @@ class Clip:
         return cast(_T, got)
 
     def audio(self) -> Audio:
-        """The decoded, validated :class:`Audio` (default limits of :func:`load_audio`),
+        """The decoded, validated :class:`Audio` (the limits of :func:`load_audio` but the
+        encoded size, which its maker capped),
         decoded on the first call and kept; a decoding failure is kept and re-raised too."""
-        return self._once("audio", lambda: load_audio(self.data, name=self.name))
+        # The encoded size was capped where the bytes were made (an adapter's max_bytes); they
+        # are in memory already, and the duration cap, read from the header, bounds decoding.
+        return self._once("audio", lambda: load_audio(
+            self.data, name=self.name, max_bytes=max(DEFAULT_MAX_BYTES, len(self.data))))
 
     def judge_wav(self) -> bytes:
         """16-bit PCM WAV bytes of this clip, for an audio-LLM judge.

@@ -421,7 +421,8 @@ BAD_CASES: list[tuple[str, Callable[[], bytes], str]] = [
     ("digital-silence", _digital_silence, r"all silent: peak -inf dBFS"),
     ("near-silence", _near_silence, r"all silent: peak -66\.0 dBFS"),
     ("too-short", lambda: encode(tone(0.25)), r"too short: 0\.250 s"),
-    ("too-long", lambda: encode(tone(61.0, sr=8000), sr=8000), r"too long: 61\.00 s"),
+    ("too-long", lambda: encode(tone(181.0, sr=8000), sr=8000),
+     r"too long: 181\.00 s exceeds the 180 s cap on one clip"),
     ("three-channels", _three_channels, "3 channels"),
     ("beyond-full-scale", _beyond_full_scale,
      r"\d+ sample value\(s\) beyond \+6 dBFS \(peak \+19\.1 dBFS\): far beyond full scale"),
@@ -541,3 +542,19 @@ def test_a_header_that_seeks_before_the_start_is_corrupt_without_a_traceback(
     with pytest.raises(AudioError, match="corrupt or truncated audio"):
         load_audio(bytes(data))
     assert capfd.readouterr().err == ""
+
+
+def test_a_slow_reading_of_the_longest_script_is_not_too_long() -> None:
+    # 1 000 characters read at 80 words a minute last about 130 s: a 60 s cap scored such
+    # an obedient reading S = 0 as the system's failure.
+    assert load_audio(encode(tone(130.0, sr=8000), sr=8000)).duration == pytest.approx(130.0)
+
+
+def test_a_clip_decodes_under_the_cap_its_maker_applied() -> None:
+    # An adapter's max_bytes above 50 MB had no effect: the clip was decoded under the
+    # default 50 MB cap and failed "too large".
+    big = encode(tone(70.0, sr=192_000), sr=192_000, subtype="PCM_32")
+    assert len(big) > DEFAULT_MAX_BYTES
+    with pytest.raises(AudioError, match="too large"):
+        load_audio(big)
+    assert Clip.from_bytes(big, "sys/item-1").audio().duration == pytest.approx(70.0)
