@@ -160,10 +160,13 @@ class Cache(Closing):
     def _connect(self, *, readonly: bool) -> sqlite3.Connection:
         if readonly:
             uri = f"file:{quote(str(self.path.absolute()))}?mode=ro"
-            return sqlite3.connect(uri, uri=True, check_same_thread=False,
-                                   timeout=self._timeout)
-        db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=self._timeout)
-        db.execute("PRAGMA synchronous=NORMAL")
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                 timeout=self._timeout)
+        else:
+            db = sqlite3.connect(str(self.path), check_same_thread=False,
+                                 timeout=self._timeout)
+            db.execute("PRAGMA synchronous=NORMAL")
+        db.text_factory = _text
         return db
 
     def _open(self) -> sqlite3.Connection:
@@ -358,6 +361,13 @@ class Cache(Closing):
         return f"Cache({str(self.path)!r})"
 
 
+def _text(raw: bytes) -> str:
+    """A TEXT value as read: invalid UTF-8 (a damaged row, or data stored with the TEXT type)
+    is replaced, so the row fails its digests and is a miss, never an error that makes the
+    whole cache unreadable."""
+    return raw.decode("utf-8", "replace")
+
+
 def _verified(table: str, key: str, row: tuple[Any, ...]) -> dict[str, Any] | None:
     """The row's meta when its data and seal match their digests, else None."""
     data, meta_text, sha, digest = row
@@ -452,20 +462,26 @@ def check_cache(path: str | os.PathLike[str], *, delete_bad: bool = False) -> Ca
         rows: dict[str, int] = {}
         bad: dict[str, int] = {}
         bad_keys: dict[str, tuple[str, ...]] = {}
-        doomed: list[tuple[str, str]] = []
+        doomed: list[tuple[str, int]] = []
         for t in TABLES:
             n = nbad = 0
             keys: list[str] = []
             with cache._errors(f"reading {t}"):
-                for row in db.execute(f"SELECT key, data, meta, sha256, digest FROM {t}"):
+                for row in db.execute(
+                        f"SELECT rowid, key, data, meta, sha256, digest FROM {t}"):
                     n += 1
-                    if _verified(t, str(row[0]), tuple(row[1:])) is None:
+                    if _verified(t, str(row[1]), tuple(row[2:])) is None:
                         nbad += 1
-                        doomed.append((t, str(row[0])))
+                        doomed.append((t, int(row[0])))  # by rowid: the key may be damaged too
                         if len(keys) < 3:
-                            keys.append(str(row[0]))
+                            keys.append(str(row[1]))
             rows[t], bad[t], bad_keys[t] = n, nbad, tuple(keys)
-        deleted = sum(cache.delete(t, k) for t, k in doomed) if delete_bad else 0
+        deleted = 0
+        if delete_bad and doomed:
+            with cache._errors("deleting the rows that fail their digests"):
+                for t, rowid in doomed:
+                    deleted += db.execute(f"DELETE FROM {t} WHERE rowid=?", (rowid,)).rowcount
+                db.commit()
         return CacheCheck(Path(path), integrity, rows, bad, bad_keys, deleted)
     finally:
         cache.close()

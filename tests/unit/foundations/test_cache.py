@@ -107,6 +107,31 @@ def test_random_bytes_inside_a_clip_are_a_counted_miss(tmp_path: Path,
         assert c.get_bytes("clips", "k1") == (clip, {"item": "k1"})
 
 
+def test_a_row_stored_as_text_that_is_not_utf8_is_a_miss_not_a_dead_cache(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The same bytes with SQLite's TEXT type (a flipped type tag, an `x || y` edit): reading
+    # the row raised "Could not decode to UTF-8", a fatal CacheError on every run, and
+    # `cache check --delete-bad` failed the same way, so only deleting the file helped.
+    path = tmp_path / "c.sqlite"
+    clip = bytes(range(256)) * 64  # not valid UTF-8
+    with Cache(path) as c:
+        c.put_bytes("clips", "k1", clip, {"item": "k1"})
+        c.put_bytes("clips", "k2", clip, {"item": "k2"})
+    db = _raw(path)
+    db.execute("UPDATE clips SET data = CAST(data AS TEXT) WHERE key='k1'")
+    db.execute("UPDATE clips SET meta = CAST(X'7bff22697465' AS TEXT) WHERE key='k2'")
+    db.commit()
+    db.close()
+    with Cache(path) as c:
+        assert c.get_bytes("clips", "k1") is None and c.get_bytes("clips", "k2") is None
+        assert c.corrupt["clips"] == 2
+    assert main(["cache", "check", str(path)]) == 1
+    assert "clips: 2 rows, 2 failed their digests" in capsys.readouterr().out
+    assert main(["cache", "check", str(path), "--delete-bad"]) == 1
+    assert "2 deleted" in capsys.readouterr().out
+    assert main(["cache", "check", str(path)]) == 0
+
+
 def test_a_flipped_value_in_valid_json_is_a_miss(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     with Cache(path) as c:
