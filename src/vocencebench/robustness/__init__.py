@@ -639,6 +639,11 @@ def _sample(source: str, lineno: int, row: Any) -> SampleScore:
         raise ScoresError(f"{where}: wer must be a finite fraction ≥ 0 or null, got {wer!r}")
     if failure is not None and not isinstance(failure, str):
         raise ScoresError(f"{where}: failure must be a string or null, got {failure!r}")
+    if g is not None and wer is not None and gate(float(wer)) != g:
+        # The variants re-gate from wer, the rule's own from gate: a row where the two
+        # disagree would give the rule's τ a verdict that is not the file's.
+        raise ScoresError(f"{where}: gate {g} contradicts wer {wer!r} (the gate is 1 when "
+                          f"WER ≤ τ = {WER_THRESHOLD:g}, else 0)")
     return SampleScore(row["item"], row["system"], float(row["S"]),
                        {str(k): float(v) for k, v in d.items()}, gate=g,
                        wer=None if wer is None else float(wer), failure=failure)

@@ -26,6 +26,7 @@ from vocencebench.constants import (
     WER_THRESHOLD,
 )
 from vocencebench.decide import bootstrap_means, composite, decide, lower_confidence_bound
+from vocencebench.errors import ScoresError
 from vocencebench.robustness import _exact
 from vocencebench.schema import SampleScore, dumps_canonical
 
@@ -368,3 +369,15 @@ def test_the_demos_section_says_robust() -> None:
                                 "computed (τ, gate off)")
     assert r.dimensions == ("gender", "loudness", "pace", "pitch")
     assert r.recomputed == {"clips": 992, "exact": 992}
+
+
+def test_a_row_whose_gate_contradicts_its_wer_is_refused(tmp_path: Path) -> None:
+    # wer 0.9 with gate 1: the rule's own τ variant re-gated it to 0 and named the other
+    # winner, beside a headline that took the gate as given.
+    pairs = [(_sample(f"x{i:02d}", "a", {"pace": 0.5}, wer=0.0),
+              _sample(f"x{i:02d}", "b", {"pace": 1.0}, wer=0.05)) for i in range(12)]
+    a, b = pairs[3]
+    pairs[3] = (a, SampleScore(b.item, b.system, b.S, b.d, gate=1, wer=0.9))
+    with pytest.raises(ScoresError, match=r"scores\.jsonl:8: gate 1 contradicts wer 0\.9 "
+                       r"\(the gate is 1 when WER ≤ τ = 0\.15, else 0\)"):
+        R.robustness_of_file(_write(tmp_path / "scores.jsonl", pairs))
