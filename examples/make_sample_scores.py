@@ -28,6 +28,7 @@ import numpy as np
 
 from vocencebench.corpus import balanced_assignment
 from vocencebench.decide import composite, desirability, gate
+from vocencebench.errors import VocenceError
 from vocencebench.schema import SampleScore
 from vocencebench.scores import write_scores
 from vocencebench.traits import NATURALNESS, TRAITS
@@ -106,10 +107,17 @@ def simulate(n: int, seed: int) -> list[SampleScore]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("sample_scores.jsonl"))
-    ap.add_argument("--n", type=int, default=60, help="items (default 60)")
+    ap.add_argument("--n", type=int, default=60, help="items (default 60; at least 15)")
     ap.add_argument("--seed", type=int, default=20260501, help="simulation seed")
     args = ap.parse_args()
-    count = write_scores(simulate(args.n, args.seed), args.out)
+    try:  # one error line, never a traceback
+        rows = simulate(args.n, args.seed)
+    except VocenceError as exc:  # --n below what the balanced sampler needs
+        ap.error(f"--n {args.n}: {exc}")
+    try:
+        count = write_scores(rows, args.out)
+    except (VocenceError, OSError) as exc:
+        ap.error(f"cannot write {args.out}: {getattr(exc, 'strerror', None) or exc}")
     print(f"wrote {count} rows to {args.out}")
 
 

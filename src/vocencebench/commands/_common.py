@@ -27,6 +27,7 @@ __all__ = [
     "load_items",
     "make_probes",
     "make_transcriber",
+    "nonempty",
     "nonnegative_int",
     "positive_int",
     "print_plan",
@@ -63,6 +64,14 @@ def positive_int(text: str) -> int:
 def nonnegative_int(text: str) -> int:
     """argparse type: an integer ≥ 0 (``--clips 0``: no decisive items)."""
     return _int_at_least(text, 0)
+
+
+def nonempty(text: str) -> str:
+    """argparse type: a path or a name that is not empty (``--out ""`` must not silently
+    mean the default folder, nor ``decide ""`` the current one)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
 
 
 def add_judge_flags(p: argparse.ArgumentParser) -> None:
@@ -113,7 +122,8 @@ def print_plan(head: str, lines: list[str], *, stop_when_decided: bool, judged: 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     """``--corpus`` and ``--holdout-salt`` (read by :func:`load_items`)."""
-    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    p.add_argument("--corpus", type=nonempty, default="benchmark_v1",
+                   help="benchmark_v1 or a .jsonl file")
     p.add_argument("--holdout-salt", default=None,
                    help="run on the held-out partition defined by this private salt")
 
@@ -126,7 +136,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, no_cache_help: str) -> None
     p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="worker processes for CPU work: analysis and probes (default: every "
                         "CPU this process may use)")
-    p.add_argument("--cache", default=None, help="cache file (default: OUT/cache.sqlite)")
+    p.add_argument("--cache", type=nonempty, default=None,
+                   help="cache file (default: OUT/cache.sqlite)")
     p.add_argument("--no-cache", action="store_true", help=no_cache_help)
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out that vocencebench did not create")

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..constants import EXIT_CHECK_FAILED, EXIT_OK
 from ..errors import CacheError, ConfigError
+from ._common import nonempty
 
 __all__ = ["register"]
 
@@ -23,7 +24,8 @@ def register(subparsers: Any) -> None:
                     "digest, read-only. Prints a summary; exit 1 if anything is wrong (a "
                     "damaged file, rows that fail their digests, a file that is not a "
                     "vocencebench cache).")
-    c.add_argument("path", metavar="PATH", help="the cache file (e.g. runs/NAME/cache.sqlite)")
+    c.add_argument("path", type=nonempty, metavar="PATH",
+                   help="the cache file (e.g. runs/NAME/cache.sqlite)")
     c.add_argument("--delete-bad", action="store_true",
                    help="delete the rows that fail their digests (a run would recompute "
                         "and overwrite them anyway)")

@@ -12,6 +12,7 @@ from .._util.text import terminal_safe
 from ..calibration import calibrate_files
 from ..constants import EXIT_OK
 from ..errors import ConfigError
+from ._common import nonempty
 
 __all__ = ["register", "run"]
 
@@ -32,13 +33,13 @@ def register(subparsers: Any) -> None:
             "under the run's paired-bootstrap rule. Nothing here changes a verdict. See "
             "docs/validation.md."),
     )
-    p.add_argument("files", nargs="+", metavar="FILE",
+    p.add_argument("files", nargs="+", type=nonempty, metavar="FILE",
                    help="human-label CSV file(s), then the verdicts (VERDICTS.jsonl or a run "
                         "directory) unless --run names them")
-    p.add_argument("--run", default=None, metavar="RUN",
+    p.add_argument("--run", type=nonempty, default=None, metavar="RUN",
                    help="read the judge's verdicts from this run directory (run.json); then "
                         "every FILE is a human-label file")
-    p.add_argument("--key", action="append", default=[], metavar="LISTEN_DIR",
+    p.add_argument("--key", action="append", type=nonempty, default=[], metavar="LISTEN_DIR",
                    help="a listening test's folder (or its key.json, or its page folder), to "
                         "read the CSV its page exported (clips by left/right); repeatable. "
                         "Without it, the key of a CSV saved in the test's folder, its labels "

@@ -26,7 +26,7 @@ from ..corpus import (
 )
 from ..errors import ConfigError
 from ..executor import default_workers
-from ._common import positive_int
+from ._common import nonempty, nonnegative_int, positive_int
 
 __all__ = ["register"]
 
@@ -46,8 +46,8 @@ def register(subparsers: Any) -> None:
                        description="Print one line per violation (item id, field, problem), "
                                    "at most --show of them, then one summary line per kind "
                                    "of violation; exit 1 if there is any.")
-    c.add_argument("file", metavar="FILE", help=_FILE_HELP)
-    c.add_argument("--show", type=int, default=50, metavar="N",
+    c.add_argument("file", type=nonempty, metavar="FILE", help=_FILE_HELP)
+    c.add_argument("--show", type=nonnegative_int, default=50, metavar="N",
                    help="list at most N violations (default 50; 0 lists all)")
     c.add_argument("--max-opening-share", type=float, default=MAX_OPENING_SHARE,
                    metavar="F", help="largest share of items, in (0, 1], one four-word instruction "
@@ -60,21 +60,22 @@ def register(subparsers: Any) -> None:
     c.set_defaults(func=_check)
 
     h = sub.add_parser("hash", help="print the corpus hash (sha256 of the canonical lines)")
-    h.add_argument("file", metavar="FILE", help=_FILE_HELP)
+    h.add_argument("file", type=nonempty, metavar="FILE", help=_FILE_HELP)
     h.set_defaults(func=_hash)
 
     s = sub.add_parser("stats", help="coverage table, tier counts, association, variety")
-    s.add_argument("file", metavar="FILE", help=_FILE_HELP)
+    s.add_argument("file", type=nonempty, metavar="FILE", help=_FILE_HELP)
     s.set_defaults(func=_stats)
 
     sp = sub.add_parser("split", help="deterministic public / held-out split by a salt",
                         description="Hold out round(F x n) items chosen by sha256(salt + id); "
                                     "writes DIR/public.jsonl and DIR/heldout.jsonl with pins.")
-    sp.add_argument("file", metavar="FILE", help=_FILE_HELP)
+    sp.add_argument("file", type=nonempty, metavar="FILE", help=_FILE_HELP)
     sp.add_argument("--salt", required=True, help="secret salt; keep it private")
     sp.add_argument("--fraction", type=float, default=0.2, metavar="F",
                     help="held-out share, 0 < F < 1 (default 0.2)")
-    sp.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    sp.add_argument("--out", type=nonempty, required=True, metavar="DIR",
+                    help="output directory")
     sp.set_defaults(func=_split)
 
 
@@ -105,7 +106,7 @@ def _check(args: argparse.Namespace) -> int:
     if not problems:
         print(f"OK: {len(items)} items, 0 violations")
         return EXIT_OK
-    show = len(problems) if args.show <= 0 else args.show
+    show = len(problems) if args.show == 0 else args.show
     for v in problems[:show]:
         print(_line(v))
     if len(problems) > show:

@@ -13,6 +13,7 @@ from ..constants import ALPHA, BOOTSTRAP_N, BOOTSTRAP_SEED, EXIT_OK, MARGIN_FLOO
 from ..errors import ScoresError
 from ..schema import Decision
 from ..scores import read_scores
+from ._common import nonempty
 
 __all__ = ["check_against_run", "format_decision", "register", "run"]
 
@@ -30,7 +31,7 @@ def register(subparsers: Any) -> None:
             "(1 - incumbent mean)))."
         ),
     )
-    p.add_argument("scores", metavar="SCORES.jsonl", help="per-sample scores file")
+    p.add_argument("scores", type=nonempty, metavar="SCORES.jsonl", help="per-sample scores file")
     p.add_argument(
         "--incumbent", metavar="NAME", default=None,
         help="system a (default: the first system named in the file)",

@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..constants import AGREE_ITEMS, AGREE_SEED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from ..constants import AGREE_ITEMS, AGREE_SEED, EXIT_INCOMPLETE, EXIT_OK
 from ..errors import ConfigError
 from ..judge import DEFAULT_GEMINI_MODEL
 from ..prompts import CATEGORIES
 from ..schema import Verdict
+from ._common import nonempty
 from ._judge_args import add_judge_arguments, judge_from_args
 
 __all__ = ["format_verdict", "register", "run_agree", "run_compare"]
@@ -25,7 +26,7 @@ def register(subparsers: Any) -> None:
         help="ask the audio-LLM judge about a pair of clips",
         description="Audio-LLM judge commands.",
     )
-    sub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+    sub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
     c = sub.add_parser(
         "compare",
         help="judge two WAV clips on one dimension",
@@ -62,22 +63,17 @@ def register(subparsers: Any) -> None:
             "each judge implies on the subset, and whether the run's headline verdict would "
             "change with the new answers on the subset."),
     )
-    g.add_argument("run", metavar="RUN", help="a run directory (its run.json and cache)")
+    g.add_argument("run", type=nonempty, metavar="RUN",
+                   help="a run directory (its run.json and cache)")
     g.add_argument("--items", type=int, default=AGREE_ITEMS, metavar="N",
                    help="items to re-judge (default: %(default)s)")
     g.add_argument("--seed", type=int, default=AGREE_SEED, metavar="S",
                    help="seed of the subset and of the kappa interval (default: %(default)s)")
-    g.add_argument("--cache", default=None, metavar="PATH",
+    g.add_argument("--cache", type=nonempty, default=None, metavar="PATH",
                    help="the cache holding the run's clips (default: the one run.json names)")
     g.add_argument("--json", action="store_true", help="print everything as JSON")
     add_judge_arguments(g, default="none")
     g.set_defaults(func=run_agree)
-    p.set_defaults(func=lambda args: _help(p))
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return EXIT_USAGE
 
 
 def _read(path: str) -> bytes:

@@ -35,6 +35,7 @@ from ._common import (
     err,
     make_probes,
     make_transcriber,
+    nonempty,
     positive_int,
     print_plan,
     run_demo_leaderboard,
@@ -93,7 +94,8 @@ def register(sub: Any) -> None:
     add_corpus_arguments(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
-    p.add_argument("--out", default=None, help="output directory (default runs/leaderboard)")
+    p.add_argument("--out", type=nonempty, default=None,
+                   help="output directory (default runs/leaderboard)")
     add_run_arguments(
         p, no_cache_help="keep no cache after the run (clips are still shared across pairs)")
     p.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
@@ -104,11 +106,12 @@ def register(sub: Any) -> None:
                    help="print the mode, the judge calls, tokens per call and their estimated "
                         "cost (and whether they fit --judge-spend-cap); run nothing and send "
                         "no request to the judge")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true",
+                   help="no start line, plan lines or progress bars")
     p.add_argument("--demo", action="store_true",
                    help="the offline built-ins (espeak-flat, espeak-follow, and hibari, "
                         "hibari-follow when installed); no judge, no ASR")
-    p.add_argument("--verify", metavar="DIR", default=None,
+    p.add_argument("--verify", type=nonempty, metavar="DIR", default=None,
                    help="recompute every cell and the tiers of a published leaderboard from "
                         "its scores file(s) and compare them bit for bit")
     p.set_defaults(func=run)
@@ -130,6 +133,7 @@ def _systems(specs: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``leaderboard`` (or ``--verify`` a published one, or the ``--demo``)."""
+    _refuse_ignored_options(args)
     if args.verify:
         return _verify(args.verify)
     if args.demo:
@@ -143,11 +147,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..board import leaderboard, plan_judge_calls
+    from ..board.plan import system_order
     from ..outputs import claim_directory
     from ._judge_args import judge_from_args
 
     items, selection = checked_items(args)  # the same gate, hold-out split and limit as `run`
     systems = _systems(args.system)
+    system_order(list(systems), args.anchor)  # a bad --anchor: one line, nothing claimed
     judge = judge_from_args(args)
     out = Path(args.out or "runs/leaderboard")
     if not args.dry_run:
@@ -184,6 +190,22 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\nwritten: {path}/leaderboard.html, leaderboard.md, leaderboard.json and the "
           "scores to recompute every cell")
     return EXIT_OK if lb.complete else EXIT_INCOMPLETE
+
+
+def _refuse_ignored_options(args: argparse.Namespace) -> None:
+    """``--verify`` and ``--demo`` are modes of their own: an option that one of them would
+    ignore (the systems, the anchor, the other mode) is refused, never dropped."""
+    for mode, given in (("--verify", args.verify is not None), ("--demo", args.demo)):
+        if not given:
+            continue
+        ignored = [flag for flag, there in (("--demo", mode == "--verify" and args.demo),
+                                            ("--system", bool(args.system)),
+                                            ("--anchor", args.anchor is not None)) if there]
+        if ignored:
+            what = ("recomputes a published leaderboard" if mode == "--verify"
+                    else "ranks the offline built-ins")
+            raise ConfigError(f"{mode} {what}; it takes no {' or '.join(ignored)}: drop "
+                              f"{'them' if len(ignored) > 1 else 'it'}")
 
 
 def _verify(directory: str) -> int:

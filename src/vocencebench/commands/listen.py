@@ -9,7 +9,7 @@ from typing import Any
 
 from .._util.text import terminal_safe
 from ..constants import EXIT_OK, LISTEN_ITEMS, LISTEN_SEED
-from ._common import nonnegative_int, positive_int
+from ._common import nonempty, nonnegative_int, positive_int
 
 __all__ = ["register", "run"]
 
@@ -50,8 +50,9 @@ def register(subparsers: Any) -> None:
             "with that key. With --serve DIR/page is served on 127.0.0.1 and every answer is "
             "appended to DIR/labels/<rater>.csv, as the run's a/b, as it is given. See "
             "docs/validation.md."))
-    p.add_argument("run", help="run directory (run.json) or leaderboard directory")
-    p.add_argument("--out", required=True,
+    p.add_argument("run", type=nonempty,
+                   help="run directory (run.json) or leaderboard directory")
+    p.add_argument("--out", type=nonempty, required=True,
                    help="folder to write the test into (DIR/page for raters, DIR/key.json "
                         "to keep)")
     p.add_argument("--items", type=positive_int, default=LISTEN_ITEMS,
@@ -64,7 +65,7 @@ def register(subparsers: Any) -> None:
                         "(default naturalness,tone)")
     p.add_argument("--pair", type=_pair, default=None,
                    help="for a leaderboard directory: the pair to test, A,B")
-    p.add_argument("--cache", default=None,
+    p.add_argument("--cache", type=nonempty, default=None,
                    help="the run cache, when it is not where run.json says")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty folder vocencebench did not create")
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         serve_listening_test(test.directory, port=args.port, ready=ready)
     except KeyboardInterrupt:  # Ctrl-C is how a served test ends: nothing to resume
+        args.interrupt_handled = True  # (for the CLI: this signal ended it, as it should)
         print(f"vocencebench listen: stopped; every answer given is in "
               f"{terminal_safe(test.directory / 'labels')}", file=sys.stderr)
     return EXIT_OK

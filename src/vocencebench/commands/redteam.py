@@ -24,6 +24,7 @@ from ._common import (
     cache_file,
     make_probes,
     make_transcriber,
+    nonempty,
     positive_int,
 )
 
@@ -37,7 +38,7 @@ def _items(args: argparse.Namespace) -> list[Any]:
 
 
 def _cmd_redteam(args: argparse.Namespace) -> int:
-    from ..gaming import attack_names, redteam
+    from ..gaming import attack_names, redteam, resolve_system
     from ..outputs import claim_directory
     from ._judge_args import judge_from_args
 
@@ -50,6 +51,8 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
                               f"{', '.join(attack_names())}")
     items = _items(args)
     judge = judge_from_args(args)
+    if args.reference is not None:  # a bad spec is one line before the folder is claimed
+        resolve_system(args.reference)
     out = claim_directory(args.out, kind="redteam", force=args.force)
     transcriber = make_transcriber(args.asr)
     probes = make_probes(classifiers=args.classifiers)
@@ -93,10 +96,11 @@ def register(sub: Any) -> None:
                     "VULNERABLE or NOT TESTED per attack. Exit 0: nothing VULNERABLE; 1: "
                     "something is; 3: a duel was incomplete, or an instrument failed its "
                     "known-answer canaries (nothing was synthesised).")
-    p.add_argument("--reference", default=None, metavar="SPEC",
+    p.add_argument("--reference", type=nonempty, default=None, metavar="SPEC",
                    help="the honest reference (default: hibari-follow when hibari-tts is "
                         "installed, else espeak-follow)")
-    p.add_argument("--corpus", default="benchmark_v1", help="benchmark_v1 or a .jsonl file")
+    p.add_argument("--corpus", type=nonempty, default="benchmark_v1",
+                   help="benchmark_v1 or a .jsonl file")
     p.add_argument("--holdout-salt", default=None, metavar="SALT",
                    help="private salt: the memoriser learns the public part, every duel "
                         "runs on the held-out part")
@@ -106,8 +110,8 @@ def register(sub: Any) -> None:
                    help="only these attacks (comma-separated names)")
     add_judge_flags(p)
     add_instrument_arguments(p)
-    p.add_argument("--out", default="runs/redteam", help="output directory (default "
-                   "runs/redteam)")
+    p.add_argument("--out", type=nonempty, default="runs/redteam",
+                   help="output directory (default runs/redteam)")
     add_run_arguments(
         p, no_cache_help="no persistent cache (a temporary one still shares work across duels)")
     p.add_argument("--quiet", action="store_true", help="no per-duel progress lines")

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..constants import EXIT_OK, REPORT_DECISIVE_CLIPS
-from ._common import nonnegative_int
+from ._common import nonempty, nonnegative_int
 
 __all__ = ["register", "run"]
 
@@ -15,12 +15,12 @@ __all__ = ["register", "run"]
 def register(subparsers: Any) -> None:
     """Add the ``report`` command to the CLI's subparsers."""
     rep = subparsers.add_parser("report", help="re-render the reports of a saved run")
-    rep.add_argument("run", help="run directory (with run.json)")
+    rep.add_argument("run", type=nonempty, help="run directory (with run.json)")
     rep.add_argument("--labels", nargs="+", default=(), metavar="FILE",
                      help="human-label CSV file(s) (one per rater, as `vocencebench listen` "
                           "exports them): add a diagnostic agreement table; the verdict does "
                           "not change")
-    rep.add_argument("--cache", default=None, metavar="PATH",
+    rep.add_argument("--cache", type=nonempty, default=None, metavar="PATH",
                      help="the run cache to read the listening section's clips from (default: "
                           "the one run.json records)")
     rep.add_argument("--clips", type=nonnegative_int, default=REPORT_DECISIVE_CLIPS,

@@ -29,6 +29,7 @@ from ._common import (
     load_items,
     make_probes,
     make_transcriber,
+    nonempty,
     positive_int,
     print_plan,
     run_demo_leaderboard,
@@ -181,12 +182,13 @@ def _duel_arguments(p: argparse.ArgumentParser) -> None:
     """The flags ``run`` and ``demo`` share."""
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="only the first N items")
-    p.add_argument("--out", default=None, help="output directory of the run")
+    p.add_argument("--out", type=nonempty, default=None, help="output directory of the run")
     add_run_arguments(p, no_cache_help="do not read or write a cache")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="when an instrument failed on some items, decide on the complete "
                         "ones (the reason says so) instead of naming no winner (exit 3)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true",
+                   help="no start line and no progress bars")
     p.add_argument("--quality", action="store_true",
                    help="also report DNSMOS quality per clip (diagnostic, ~1 CPU-s per clip)")
 
@@ -198,8 +200,10 @@ def register(sub: Any) -> None:
                      help="incumbent: espeak-follow | espeak-flat | cmd:TEMPLATE | dir:PATH | "
                           "openai-speech:URL#MODEL#VOICE | qwen3:CHECKPOINT | parler:CHECKPOINT")
     run.add_argument("--system-b", required=True, metavar="SPEC", help="challenger (as above)")
-    run.add_argument("--label-a", default=None)
-    run.add_argument("--label-b", default=None)
+    run.add_argument("--label-a", type=nonempty, default=None, metavar="NAME",
+                     help="the name of system a in the reports (default: from its spec)")
+    run.add_argument("--label-b", type=nonempty, default=None, metavar="NAME",
+                     help="the name of system b (default: from its spec)")
     add_instrument_arguments(run)
     add_corpus_arguments(run)
     run.add_argument("--executor", default=None, help="local | serial | dask | dask:ADDRESS")
