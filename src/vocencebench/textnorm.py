@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from ._util import textnorm_tables as tables
 from ._util.deps import require
 from .errors import ConfigError
 
@@ -87,25 +88,8 @@ class WordOp:
 
 # --------------------------------------------------------------------------- helpers
 
-_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_NUMBER_WORDS = (
-    *_DIGIT_WORDS,
-    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-    "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-    "ninety", "hundred", "oh",
-)  # fmt: skip
-_NUM = r"(?:\d+|" + "|".join(_NUMBER_WORDS) + r")"
-
-_MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)  # fmt: skip
-_MONTH_ABBR = {
-    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
-    "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
-    "nov": "november", "dec": "december",
-}  # fmt: skip
-_MONTH_RE = "|".join(_MONTHS)
+_NUM = r"(?:\d+|" + "|".join(tables.NUMBER_WORDS) + r")"
+_MONTH_RE = "|".join(tables.MONTHS)
 
 
 def _sub(pattern: str, repl: str | Callable[[re.Match[str]], str], flags: int = 0) -> Callable[
@@ -144,9 +128,6 @@ def _ordinal(day: int) -> str:
 
 # --------------------------------------------------------------------------- pre-rules
 
-_URL_CHARS = {".": " dot ", "/": " slash ", "@": " at ", "-": " dash ", "_": " underscore ",
-              ":": " colon ", "?": " question mark ", "=": " equals ", "&": " and ",
-              "#": " hash ", "+": " plus ", "~": " tilde "}  # fmt: skip
 _EMAIL_RX = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL_RX = re.compile(
     r"(?:\b[a-z][a-z0-9+.-]*://)?"  # scheme
@@ -159,7 +140,7 @@ _URL_RX = re.compile(
 def _speak_address(m: re.Match[str]) -> str:
     s = m.group(0).lower()
     s = re.sub(r"^([a-z][a-z0-9+.-]*)://", r"\1 colon slash slash ", s)
-    return " " + "".join(_URL_CHARS.get(ch, ch) for ch in s) + " "
+    return " " + "".join(tables.URL_CHARS.get(ch, ch) for ch in s) + " "
 
 
 def _speak_addresses(text: str) -> str:
@@ -175,18 +156,6 @@ def _clock(m: re.Match[str]) -> str:
 
 
 _ROMAN = {"I": 1, "V": 5, "X": 10}
-# Capitalised words after which a Roman numeral names a monarch or pope, read "the eighth":
-# the regnal names common in English text. After any other capitalised word it is a number
-# (World War II, Chapter IV, Part III), read "two", "four", "three".
-_REGNAL_NAMES = frozenset({
-    "Alexander", "Alfonso", "Benedict", "Boniface", "Carlos", "Catherine", "Charles",
-    "Christian", "Clement", "Constantine", "Edward", "Elizabeth", "Felipe", "Ferdinand",
-    "Francis", "Frederick", "Friedrich", "George", "Gregory", "Gustav", "Haakon", "Harold",
-    "Henry", "Innocent", "James", "John", "Juan", "Leo", "Leopold", "Louis", "Ludwig", "Mary",
-    "Napoleon", "Nicholas", "Olav", "Otto", "Paul", "Peter", "Philip", "Pius", "Ramesses",
-    "Richard", "Rudolf", "Sixtus", "Stephen", "Urban", "Victor", "Wilhelm", "Willem",
-    "William",
-})
 
 
 def _roman_value(numeral: str) -> int | None:
@@ -207,7 +176,7 @@ def _roman(m: re.Match[str]) -> str:
     value = _roman_value(m.group(2))
     if value is None or not 2 <= value <= 39:
         return m.group(0)
-    if m.group(1) in _REGNAL_NAMES:
+    if m.group(1) in tables.REGNAL_NAMES:
         return f"{m.group(1)} the {_ordinal(value)}"
     return f"{m.group(1)} {value}"
 
@@ -229,7 +198,7 @@ def _protect_oh(text: str) -> str:
 
 
 def _leading_zero(m: re.Match[str]) -> str:
-    return " " + " ".join(_DIGIT_WORDS[int(d)] for d in m.group(1)) + " "
+    return " " + " ".join(tables.DIGIT_WORDS[int(d)] for d in m.group(1)) + " "
 
 
 def _version(m: re.Match[str]) -> str:
@@ -240,46 +209,78 @@ def _iso_date(m: re.Match[str]) -> str:
     year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return m.group(0)
-    return f"{_MONTHS[month - 1]} {_ordinal(day)} {year}"
+    return f"{tables.MONTHS[month - 1]} {_ordinal(day)} {year}"
 
 
-_ABBREVIATIONS: tuple[tuple[str, str], ...] = (
-    (r"\be\.\s?g\.?(?=\W|$)", "for example"),
-    (r"\bi\.\s?e\.?(?=\W|$)", "that is"),
-    (r"\betc\.?(?=\W|$)", "et cetera"),
-    (r"\bvs\.?(?=\W|$)", "versus"),
-    (r"\bapprox\.?(?=\W|$)", "approximately"),
-    (r"\bno\.\s?(?=\d)", "number "),
-    (r"#\s?(?=\d)", "number "),
-    (r"&", " and "),
-    (r"\bave\.?(?=\W|$)", "avenue"),
-    (r"\bblvd\.?(?=\W|$)", "boulevard"),
-    (r"\bdept\.?(?=\W|$)", "department"),
-    (r"\bmt\.?(?=\s+[A-Z])", "mount"),
-    (r"\be-mail\b", "email"),
-)
-_UNITS: tuple[tuple[str, str], ...] = (
-    ("km/h", "kilometers per hour"), ("kph", "kilometers per hour"),
-    ("mph", "miles per hour"), ("km", "kilometers"), ("kg", "kilograms"), ("cm", "centimeters"),
-    ("mm", "millimeters"), ("mg", "milligrams"), ("ml", "milliliters"), ("lbs", "pounds"),
-    ("lb", "pounds"), ("ft", "feet"), ("oz", "ounces"), ("°c", "degrees celsius"),
-    ("°f", "degrees fahrenheit"), ("°", "degrees"), ("gb", "gigabytes"), ("mb", "megabytes"),
-    ("tb", "terabytes"), ("kb", "kilobytes"), ("ghz", "gigahertz"), ("mhz", "megahertz"),
-    ("khz", "kilohertz"), ("hz", "hertz"), ("kw", "kilowatts"), ("kwh", "kilowatt hours"),
-    ("¢", "cents"),
-)  # fmt: skip
-_UNIT_RX = re.compile(
-    r"(?<=\d)\s?(" + "|".join(re.escape(u) for u, _ in sorted(_UNITS, key=lambda x: -len(x[0])))
-    + r")(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-_UNIT_MAP = dict(_UNITS)
-_FRACTIONS = {"1/2": "one half", "1/3": "one third", "2/3": "two thirds", "1/4": "one quarter",
-              "3/4": "three quarters"}  # fmt: skip
+_TIME_CUE = r"(?:at|by|from|until|till|before|after|around|between)"
+
+
+def _dotted_times(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        word = re.match(r"\s*([^\W\d_]+|[%°])", m.string[m.end():])
+        if int(m["h"]) > 23 or (word and word.group(1).lower() in tables.QUANTITY_WORDS):
+            return m.group(0)
+        return f"{m['pre']}{m['h']}:{m['m']}"
+
+    tail = r"(?P<h>\d{1,2})\.(?P<m>[0-5]\d)(?![\d.]?\d)"
+    text = re.sub(rf"(?P<pre>\b{_TIME_CUE}\s+){tail}", repl, text, flags=re.IGNORECASE)
+    text = re.sub(rf"(?P<pre>(?<![\w.]))(?=\d{{1,2}}\.\d\d\s?[AaPp]\.?[Mm]\b){tail}", repl,
+                  text)
+    # the second end of a range: "from 9.30 to 5.30", "between 9.30 and 10.15"
+    return re.sub(rf"(?P<pre>\d:[0-5]\d\s*(?:to|and|until|till|-)\s*){tail}", repl, text,
+                  flags=re.IGNORECASE)
+
+
+_AMOUNT = r"\d[\d,]*(?:\.\d+)?"
+_SIGNS = "".join(tables.CURRENCY_NAMES)
+_MAGNITUDE_RX = re.compile(rf"([$£€{_SIGNS}])\s?({_AMOUNT})\s?(k|m|mn|bn|b|tn)(?![.']?\w)",
+                           re.IGNORECASE)
+
+
+def _money_written(text: str) -> str:
+    # Whisper writes "eighteen dollars and fifty cents" as "$18 and $0.50".
+    text = re.sub(r"([$£€])(\d[\d,]*) and \1\s?0?\.(\d\d)(?![\d.]?\d)", r"\1\2.\3", text)
+    text = _MAGNITUDE_RX.sub(lambda m: f"{m[1]}{m[2]} {tables.MAGNITUDES[m[3].lower()]}", text)
+    text = re.sub(r"(?<=\d)\s?bn\b", " billion", text)
+    text = re.sub(r"£\s?0?\.(\d\d)(?![\d.]?\d)", lambda m: f"{int(m[1])} pence", text)
+    return re.sub(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)p\b(?!\.?\s?m\b)", r"\1 pence", text)
+
+
+_MAGNITUDE_WORDS = r"(?:thousand|million|billion|trillion|lakhs?|crores?)\b"
+_SIGN_RX = re.compile(rf"(?:([{_SIGNS}])|\bRs\.?)\s?({_AMOUNT})((?:\s+{_MAGNITUDE_WORDS})?)")
+# "4.2 rupees crore" (as a reader may say "₹4.2 crore") is "4.2 crore rupees"
+_NAME_FIRST_RX = re.compile(
+    rf"(?<=\d)\s+({'|'.join(sorted(set(tables.CURRENCY_NAMES.values())))})\s+({_MAGNITUDE_WORDS})",
+    re.IGNORECASE)
+
+
+def _currency_signs(text: str) -> str:
+    text = _SIGN_RX.sub(lambda m: f" {m[2]}{m[3]} {tables.CURRENCY_NAMES[m[1] or '₹']} ", text)
+    return _NAME_FIRST_RX.sub(r" \2 \1", text)
+
+
+_UNIT_RX = re.compile(r"(?<=\d)\s?(" + "|".join(
+    re.escape(u) for u, _ in sorted(tables.UNITS, key=lambda x: -len(x[0]))) + r")(?![A-Za-z0-9])",
+    re.IGNORECASE)
+_UNIT_MAP = dict(tables.UNITS)
+_LETTER_UNIT_RX = [(re.compile(r"(?<=\d)" + rx), " " + name) for rx, name in tables.LETTER_UNITS]
+_WEEKDAY = "|".join(sorted(tables.WEEKDAYS, key=len, reverse=True))
+_WEEKDAY_ANY = rf"(?:{_WEEKDAY}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b\.?"
+_LINK = r"\s*(?:to|through|thru|and|or|&|,|-)\s*"
+
+
+def _weekday(m: re.Match[str]) -> str:
+    abbr = m.group(1)
+    if abbr in tables.AMBIGUOUS_WEEKDAYS:  # "sat", "wed", "the Sun": only where a day fits
+        before, after = m.string[: m.start()], m.string[m.end() :]
+        if not (re.search(rf"\b(?:{_WEEKDAY_ANY}{_LINK}|(?:on|every|next|last|this|by|until)\s+)$",
+                          before) or re.match(rf"{_LINK}{_WEEKDAY_ANY}|,?\s*\d", after)):
+            return m.group(0)
+    return tables.WEEKDAYS[abbr]
 
 
 def _abbreviations(text: str) -> str:
-    for pattern, repl in _ABBREVIATIONS:
+    for pattern, repl in tables.ABBREVIATIONS:
         text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
     # "St." before a capitalised name is Saint; after a street name it is Street.
     text = re.sub(r"\bSt\.?(?=\s+[A-Z])", "Saint", text)
@@ -290,16 +291,44 @@ def _abbreviations(text: str) -> str:
     text = re.sub(r"\b([A-Z][a-z]+) Dr\b\.?(?!\s*[A-Z])", r"\1 Drive", text)
     # "O.K." would reach the number parser as "o k", the o a zero.
     text = re.sub(r"\bO\.\s?K\b\.?", "okay", text)
+    # Abbreviated weekdays: "Mon.-Fri." → "Monday to Friday".
+    text = re.sub(rf"\b({_WEEKDAY})\b\.?(?=\s*-\s*(?:{_WEEKDAY})\b)\s*-\s*", r"\1 to ", text)
+    text = re.sub(rf"\b({_WEEKDAY})\b\.?", _weekday, text)
     # Dotted initialisms lose their dots (Ph.D. → PhD), so they match the letters read out.
     text = re.sub(r"\b(?:[A-Za-z]{1,2}\.){2,}(?!\w)", lambda m: m.group(0).replace(".", ""),
                   text)
-    text = re.sub(
-        r"\b(" + "|".join(_MONTH_ABBR) + r")\.?(?=\s+\d)",
-        lambda m: _MONTH_ABBR[m.group(1).lower()],
-        text,
-        flags=re.IGNORECASE,
-    )
-    return _UNIT_RX.sub(lambda m: " " + _UNIT_MAP[m.group(1).lower()], text)
+    text = re.sub(r"\b(" + "|".join(tables.MONTH_ABBR) + r")\.?(?=\s+\d)",
+                  lambda m: tables.MONTH_ABBR[m.group(1).lower()], text, flags=re.IGNORECASE)
+    text = _UNIT_RX.sub(lambda m: " " + _UNIT_MAP[m.group(1).lower()], text)
+    for rx, name in _LETTER_UNIT_RX:
+        text = rx.sub(name, text)
+    return text
+
+
+_PLURAL_RX = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join((*tables.NUMBER_WORDS[1:-1], "thousand", "million"))
+    + r")[\s-]+(" + "|".join(sorted(tables.UNIT_PLURALS, key=len, reverse=True))
+    + r")\b(?!['-]\w)(?!\s+hours?\b)", re.IGNORECASE)
+
+
+def _unit_plurals(text: str) -> str:
+    text = _PLURAL_RX.sub(lambda m: f"{m[1]} {tables.UNIT_PLURALS[m[2].lower()]}", text)
+    # "second" after any other number word is an ordinal ("twenty second" is 22nd); the
+    # Whisper normaliser makes "one second" 12nd.
+    return re.sub(r"(?<![\w.-])(?<!ty )(?<!ty-)(\d+(?:\.\d+)?|one)[\s-]+second\b(?!['-]\w)",
+                  r"\1 seconds", text, flags=re.IGNORECASE)
+
+
+def _protect_o(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        before, after = text[: m.start()], text[m.end() :]
+        if (_NUM_BEFORE.search(before) or _NUM_AFTER.match(after)
+                or re.search(r"(?<![\w'])[A-Za-z][\s.-]*$", before)
+                or re.match(r"[\s.-]*(?![aI]\b)[A-Za-z](?![\w'])", after)):
+            return m.group(0)  # a zero ("6 O 1") or a spelled letter ("S O S")
+        return _OH_MARK
+
+    return re.sub(r"(?<![\w'.-])[Oo](?![\w'.-])", repl, text)
 
 
 PRE_RULES: tuple[Rule, ...] = (
@@ -307,14 +336,18 @@ PRE_RULES: tuple[Rule, ...] = (
         "unicode",
         "NFKC-fold the text; invisible format characters (zero-width space and joiners, "
         "soft hyphen, BOM, direction marks: Unicode category Cf) and other control "
-        "characters are removed; curly quotes and primes become straight ones; dashes and "
-        "non-breaking spaces become plain spaces.",
+        "characters are removed; curly quotes and primes become straight ones; vulgar "
+        "fractions (½) become 1/2 (1½ → 1 1/2); dashes and non-breaking spaces become "
+        "plain spaces, a dash between digits or weekdays (Mon–Fri) a hyphen.",
         _chain(
+            _sub(r"(?<=\d)(?=[\u00bc-\u00be\u2150-\u215e])", " "),
             lambda s: unicodedata.normalize("NFKC", s),
             _drop_invisible,
+            _sub("\u2044", "/"),
             _sub(r"[\u2018\u2019\u02bc\u2032`]", "'"),
             _sub(r"[\u201c\u201d]", '"'),
             _sub(r"(?<=\d)[\u2013\u2014](?=\d)", " to "),
+            _sub(rf"\b({_WEEKDAY})(\.?)\s?[\u2013\u2014]\s?(?=(?:{_WEEKDAY})\b)", r"\1\2-"),
             _sub(r"[\u2013\u2014\u2212]", " "),
         ),
     ),
@@ -348,11 +381,15 @@ PRE_RULES: tuple[Rule, ...] = (
         "'nine o'clock', and the two readings agree.",
         _sub(r"\bo'?\s?clock\b", " ", re.IGNORECASE),
     ),
+    Rule("dotted_times", "H.MM is a clock time (7.05 → 7:05) after at, by, from, until, till, "
+         "before, after, around or between, before am/pm, and as a range's second end; not "
+         "before a unit, % or a currency word (at 7.05 kg).", _dotted_times),
     Rule(
         "clock_times",
         "Clock times H:MM become H followed by MM as one number (10:30 → 1030, like 'ten "
-        "thirty'); H:00 becomes H ('nine', with or without o'clock). Seconds are dropped.",
-        _sub(r"\b(\d{1,2}):([0-5]\d)(?::[0-5]\d)?\b", _clock),
+        "thirty', also before a glued am/pm: 7:05am); H:00 becomes H ('nine', with or "
+        "without o'clock). Seconds are dropped.",
+        _sub(r"\b(\d{1,2}):([0-5]\d)(?::[0-5]\d)?(?!\d)", _clock),
     ),
     Rule(
         "roman_numerals",
@@ -361,20 +398,36 @@ PRE_RULES: tuple[Rule, ...] = (
         "Elizabeth, Louis, ...) an ordinal with 'the' (Henry VIII → Henry the 8th, as read).",
         _sub(r"\b([A-Z][a-z]+) ([IVX]{2,6})\b(?!['.]?\w)", _roman),
     ),
+    Rule("money_written", "'$18 and $0.50' (Whisper's) → $18.50; $5k, £1.5m, $2bn → thousand, "
+         "million, billion ('bn' after any number); £0.40 and 40p → 40 pence.", _money_written),
+    Rule("currency_signs", "Signs the Whisper normaliser drops (₹ ¥ ₩ ₽ ₺ ...) and 'Rs' are read "
+         "after the amount and its magnitude: ₹250 → 250 rupees, ₹4.2 crore and '4.2 rupees "
+         "crore' → 4.2 crore rupees.", _currency_signs),
     Rule(
         "abbreviations",
         "Written abbreviations are expanded: e.g. → for example, i.e. → that is, etc. → "
         "et cetera, vs. → versus, No./# before a number → number, & → and, Ave./Blvd./Rd. "
         "→ avenue/boulevard/road, St. → Saint before a name and Street after one, e-mail → "
-        "email, abbreviated months before a day (Jan. 5 → January 5), and units after a "
-        "number (km, kg, mph, lbs, °C, GB, ...) → their spoken names.",
+        "email, abbreviated months before a day (Jan. 5 → January 5), abbreviated weekdays "
+        "(Mon. to Fri.; Wed, Sat, Sun only where a day fits: beside a weekday, before a "
+        "date, after 'on', 'every', ...), and units "
+        "after a number (km, kg, mph, lbs, °C, GB, min, hrs, tsp, m, L, W, 's' after a "
+        "space, 'in.' with its stop, ...) → their spoken names.",
         _abbreviations,
     ),
+    Rule("unit_plurals", "A singular unit or currency word after a number becomes plural "
+         "('one minute', 'a 40-watt bulb' agree with '1 min', '40 W'); 'second' only after a "
+         "digit or a lone 'one' ('twenty second' is 22nd).", _unit_plurals),
     Rule(
         "fractions",
-        "Common fractions 1/2, 1/3, 2/3, 1/4, 3/4 are spelled out (one half, ...).",
-        _sub(r"(?<![\d/])([123])/([234])(?![\d/])",
-             lambda m: _FRACTIONS.get(m.group(0), m.group(0))),
+        "Common fractions 1/2, 1/3, 2/3, 1/4, 3/4 are spelled out (one half, ...); a whole "
+        "number and a half (1 1/2) becomes N.5, as the Whisper normaliser writes 'one and a "
+        "half'.",
+        _chain(
+            _sub(r"(?<![\d/.,])(\d+) 1/2(?![\d/])", r"\1.5"),
+            _sub(r"(?<![\d/])([123])/([234])(?![\d/])",
+                 lambda m: tables.FRACTIONS.get(m.group(0), m.group(0))),
+        ),
     ),
     Rule(
         "versions",
@@ -398,6 +451,9 @@ PRE_RULES: tuple[Rule, ...] = (
         "parser would read every 'oh' as a zero); 'oh' between digits still means zero.",
         _protect_oh,
     ),
+    Rule("interjection_o", "An 'O' standing alone (Whisper's 'O great') is protected as 'oh' "
+         "too; next to a number (6 O 1) or a spelled letter (S O S) it stays a zero.",
+         _protect_o),
     Rule(
         "percent",
         "'per cent' becomes 'percent'; a space before % is removed.",
@@ -423,6 +479,8 @@ PRE_RULES: tuple[Rule, ...] = (
 
 
 def _money(text: str) -> str:
+    text = re.sub(r"£(\d+) (?:and )?(\d{1,2}) pence\b", lambda m: f"£{m[1]}.{int(m[2]):02d}",
+                  text)
     text = re.sub(r"([$£€])(\d+) (\d{2})\b", r"\1\2.\3", text)
     return re.sub(r"([$£€])(\d+)\.00\b", r"\1\2", text)
 
@@ -455,8 +513,6 @@ def _letter_runs(text: str) -> str:
 
 
 _HAS_CONTENT = re.compile(r"[^\W_]|[$%]")
-_VARIANTS = {"ok": "okay", "cannot": "can not", "alright": "all right", "percent": "%",
-             "aeroplane": "airplane", "til": "until", "till": "until"}  # fmt: skip
 
 
 POST_RULES: tuple[Rule, ...] = (
@@ -474,7 +530,8 @@ POST_RULES: tuple[Rule, ...] = (
     Rule(
         "money",
         "Amounts spoken with the cents apart ('three dollars fifty' → '$3 50') are joined "
-        "('$3.50'); whole amounts drop '.00' ('$3.00' → '$3').",
+        "('$3.50'), and pounds with their pence ('£12 and 40 pence' → '£12.40'); whole "
+        "amounts drop '.00' ('$3.00' → '$3').",
         _money,
     ),
     Rule(
@@ -482,6 +539,16 @@ POST_RULES: tuple[Rule, ...] = (
         "A day next to a month becomes 'month Nth' whatever the order or wording: '12 march', "
         "'the 12th of march', 'march the twelfth', 'march 12' → 'march 12th'.",
         _dates,
+    ),
+    Rule(
+        "half",
+        "'a/one half', 'a/one quarter' and 'half a/an' lose the article ('half a cup', 'a "
+        "half cup' → 'half cup'); 'N and a half' after a digit → N.5.",
+        _chain(
+            _sub(r"(?<![\d.])(\d+) and a half\b", r"\1.5"),
+            _sub(r"\b(?:a|an|1) (half|quarter)\b", r"\1"),
+            _sub(r"\bhalf an?\b", "half"),
+        ),
     ),
     Rule(
         "join_digits",
@@ -512,8 +579,9 @@ POST_RULES: tuple[Rule, ...] = (
     Rule(
         "variants",
         "A few spelling variants agree: ok → okay, cannot → can not, alright → all right, "
-        "till/til → until, a free-standing 'percent' → %.",
-        lambda s: " ".join(_VARIANTS.get(w, w) for w in s.split()),
+        "till/til → until, roubles → rubles, liras/lire → lira, a free-standing 'percent' "
+        "→ %.",
+        lambda s: " ".join(tables.VARIANTS.get(w, w) for w in s.split()),
     ),
 )
 
