@@ -276,7 +276,9 @@ class PaceProbe(_AcousticProbe):
     count are reported beside it."""
 
     name: str = "pace-phones"
-    version: str = "4"
+    # 5: the script's spoken form follows the gate's new readings (units such as min/hr/tsp,
+    # weekdays, Dr. as Drive, O.K., 1½, ¢); benchmark_v1's spoken forms are unchanged.
+    version: str = "5"
     traits: tuple[str, ...] = ("pace",)
 
     def measure(self, audio: Audio, item: Item) -> dict[str, ProbeResult]:

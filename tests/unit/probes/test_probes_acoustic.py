@@ -275,7 +275,7 @@ def test_pace_buckets_on_espeak(pace_clips: dict[tuple[str, int], Audio]) -> Non
             values = [round(float(r.value or 0), 2) for r in results]
             assert hits / len(results) >= 0.9, (rate, len(scripts), values)
         for r in results:
-            assert r.unit == "phones/s" and r.probe == "pace-phones@4"
+            assert r.unit == "phones/s" and r.probe == "pace-phones@5"
             assert r.detail["phones"] > r.detail["syllables"] > 0
             assert 0 < r.detail["articulation_s"] <= r.detail["speech_s"]
             assert r.detail["articulation_s"] + r.detail["pause_s"] == pytest.approx(
@@ -601,7 +601,7 @@ def test_probes_pickle() -> None:
     ps = default_probes(quality=True)
     for p in (*ps.probes, *ps.diagnostics):
         assert pickle.loads(pickle.dumps(p)) == p
-    assert ps.ids == ("pitch-praat@4", "pace-phones@4", "loudness-bs1770@3",
+    assert ps.ids == ("pitch-praat@4", "pace-phones@5", "loudness-bs1770@3",
                       "gender-f0gmm@1", "dnsmos@1")
     assert ps.traits == ("gender", "pace", "pitch", "loudness")
     assert default_probes().diagnostics == ()

@@ -44,7 +44,10 @@ def test_synthetic_run_is_realistic(h2h: Head2Head) -> None:
 
 
 def test_save_run_writes_the_four_files(run_dir: Path) -> None:
-    assert sorted(p.name for p in run_dir.iterdir()) == sorted(FILES)
+    # and the marker that makes the new folder a vocencebench run's
+    from vocencebench.outputs import MARKER
+
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted([*FILES, MARKER])
     for name in FILES:
         assert (run_dir / name).stat().st_size > 0, name
 
