@@ -202,7 +202,8 @@ def test_anchor_mode_makes_o_n_judge_calls_and_the_plan_counts_them(
     cache = tmp_path / "cache.sqlite"
     plan = plan_judge_calls(items, systems, judge, anchor="follow", cache=cache)
     bound = (len(systems) - 1) * N_ITEMS * DIMS * ORDERS
-    assert plan.total_calls == bound and plan.cached_calls is None
+    # no cache file yet: nothing is cached (this read "unknown" before)
+    assert plan.total_calls == bound and plan.cached_calls == 0
     assert plan.pairs[0] == ("follow", "flat") and len(plan.pairs) == 4
     assert plan.estimated_cost_usd == 0.0  # the scripted backend is free
     lines: list[str] = []

@@ -181,6 +181,30 @@ def test_dry_run_prints_the_calls_the_real_run_makes(tmp_path: Path,
         again = capsys.readouterr().out
         assert "judge requests to make: 0" in again
         assert len(server.calls) == planned
+        # ... and prices nothing: it priced every call, cached or not ($0.01 here, and a
+        # resumed run's cap check said DOES NOT FIT for calls already paid for).
+        first = re.search(r"estimated cost of the calls to make[^$]*\$(\d+\.\d+)", printed)
+        assert first is not None and float(first.group(1)) > 0
+        assert re.search(r"estimated cost of the calls to make[^$]*\$0\.00 ", again), again
+
+
+@pytest.mark.slow
+def test_a_first_dry_run_reads_a_dir_systems_clips_without_a_cache_file(
+        clips: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # No cache file yet (a first run): it said "already cached: unknown" and estimated
+    # every clip's length from its word count, though the clips were files on disk.
+    with FakeJudgeServer("openai", _prefers(set())) as server:
+        assert main(["run", "--system-a", f"dir:{clips['espeak-flat']}", "--system-b",
+                     f"dir:{clips['espeak-follow']}", "--limit", "6", "--judge",
+                     f"local:{server.url}#omni", "--judge-price", "2,12",
+                     "--cache", str(tmp_path / "new.sqlite"), "--skip-canaries",
+                     "--dry-run"]) == 0
+        assert not server.calls
+    printed = capsys.readouterr().out
+    assert "already cached: 0; to make: 24" in printed
+    assert "12 clips already made (cached, or a dir: system's files) at their real " \
+        "duration" in printed
+    assert not (tmp_path / "new.sqlite").exists()
 
 
 @pytest.mark.slow

@@ -252,7 +252,7 @@ def plan_judge_calls(
     store, close = _store_for_reading(cache)
     canary: list[tuple[bool, str, str, float]] | None = None
     try:
-        clips = {s: _cached_clips(items, systems[s], store) for s in order} if store else {}
+        clips = {s: _cached_clips(items, systems[s], store) for s in order}
         cached: int | None = 0
         prompts: dict[Any, Any] = {}
         seconds: dict[str, list[float]] = {
@@ -261,7 +261,7 @@ def plan_judge_calls(
         measured = sum(1 for s in order for c in (clips.get(s) or []) if c is not None)
         if canaries:
             canary = _canary_calls(judge, store)
-        for x, y in pairs:
+        for x, y in pairs if not isinstance(store, NullCache) else ():  # none: 0 cached
             cx, cy = clips.get(x), clips.get(y)
             if cached is None or cx is None or cy is None or None in cx or None in cy:
                 cached = None
@@ -271,7 +271,7 @@ def plan_judge_calls(
             except Exception:  # a judge without the usual prompt/key functions: unknown
                 cached = None
     finally:
-        if close and store is not None:
+        if close:
             store.close()
     price, label = _price_of(judge)
     ceiling = _output_ceiling(judge)
@@ -336,13 +336,16 @@ def _canary_cost(calls: Sequence[tuple[bool, str, str, float]], registry: TraitR
     return math.fsum(out)
 
 
-def _store_for_reading(cache: Any) -> tuple[Any, bool]:
+def _store_for_reading(cache: Any) -> tuple[Cache, bool]:
+    """(the cache to read, whether to close it). No cache, ``--no-cache`` or a file not
+    made yet (a first run) hold nothing: an empty store, so that nothing is cached and a
+    ``dir:`` system's files are still read (both were "unknown" before)."""
     if cache is None or isinstance(cache, NullCache):
-        return None, False
+        return NullCache(), False
     if isinstance(cache, Cache):
         return cache, False
     if not Path(cache).is_file():
-        return None, False
+        return NullCache(), False
     return Cache(cache), True
 
 
@@ -460,6 +463,8 @@ def _estimate_cost(calls: Sequence[tuple[int, int]], plan: JudgePlan, price: Any
                                    audio_tokens=audio))) * len(_units(plan))
         for text, audio in calls]
     total = math.fsum(per_item_pair_cost)
+    # ``plan`` is the first draft, whose cached_calls are not filled in yet: the calls
+    # already answered are ``cached`` (they were priced as still to make).
     if cached and plan.total_calls:
-        total *= plan.calls_to_make / plan.total_calls
+        total *= (plan.total_calls - cached) / plan.total_calls
     return total
