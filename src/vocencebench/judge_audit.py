@@ -9,8 +9,9 @@ calls a judge. Two parts:
   **order-swap disagreement** rate (the share of pairs judged in both orders whose winner
   changed with the presentation order: the position bias), the **vote disagreement** rate
   (the share of (pair, order) groups of several votes that were not unanimous), the share of
-  answers that name a **tie**, the **unparsable** rate (single judgements whose every try was
-  unparsable, after the retries, over all asked), the **mean confidence**, and the share of
+  answers that name a **tie**, the **unparsable** rate (pairs dropped because an answer stayed
+  unparsable after the retries, over the pairs answered or dropped so: a dropped pair keeps
+  no answers, so single judgements cannot be counted), the **mean confidence**, and the share of
   decided answers that prefer the clip **heard first**. Per system it adds how often the
   system's clip won when heard first and when heard second. A dimension whose swap
   disagreement exceeds :data:`~vocencebench.constants.JUDGE_SWAP_WARNING` gets a WARNING
