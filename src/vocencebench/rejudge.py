@@ -225,6 +225,7 @@ def _agree(h: Head2Head, judge: Any, store: Cache, run: str, old_model: str,
             "run's cache), so nothing can be re-judged; pass --cache PATH to the cache that "
             "holds them")
     calls0 = _calls(judge)
+    cost0 = _cost(judge)  # the backend's running total: this comparison's is its growth
     new: dict[int, dict[str, Verdict]] = {}
 
     def one(k: int) -> tuple[int, dict[str, Verdict], dict[str, str]]:
@@ -281,16 +282,23 @@ def _agree(h: Head2Head, judge: Any, store: Cache, run: str, old_model: str,
         notes.append(f"{len(done)} items re-judged ({len(eligible)} had the run judge's "
                      f"answers; {items} asked)")
     calls1 = _calls(judge)
-    cost_of = getattr(getattr(judge, "backend", None), "cost_usd", None)
-    cost = cost_of() if callable(cost_of) else None
+    cost1 = _cost(judge)
+    cost = cost1 - cost0 if cost1 is not None and cost0 is not None else None
     return AgreeResult(
         run=run, old_model=old_model, new_model=str(getattr(judge, "model", "?")), seed=seed,
         eligible=len(eligible), items=tuple(pairs[k].item.id for k in done),
         agreements=tuple(agreements), subset_old=subset_old, subset_new=subset_new,
         headline_old=h.decision, headline_new=headline_new,
         calls=(calls1 - calls0) if calls0 is not None and calls1 is not None else None,
-        cost_usd=float(cost) if is_real_number(cost) else None,
+        cost_usd=cost,
         failed=failed, notes=tuple(notes))
+
+
+def _cost(judge: Any) -> float | None:
+    """The judge backend's running cost (USD), or None when it has none."""
+    cost_of = getattr(getattr(judge, "backend", None), "cost_usd", None)
+    cost = cost_of() if callable(cost_of) else None
+    return float(cost) if is_real_number(cost) else None
 
 
 def _calls(judge: Any) -> int | None:

@@ -137,3 +137,19 @@ def test_judge_agree_whose_new_judge_fails_everywhere_says_nothing_is_known(
     assert "0 of 4 judged items" in out
     assert "headline verdict" in out and "cannot be decided" in out and "unchanged" not in out
     assert "no item was re-judged (the new judge failed on all 4)" in out
+
+
+def test_agree_reports_this_comparisons_cost_not_the_judges_lifetime_cost(
+        tmp_path: Path) -> None:
+    # The same Judge asked twice reported 0.0512 and then 0.1024 for the same 16 calls.
+    from vocencebench.judge import Price
+    from vocencebench.rejudge import agree
+
+    run, _, _ = _judged_run(tmp_path)
+    with FakeJudgeServer("openai", lambda c: Reply(json.dumps(answer("B", 1, 3)))) as new:
+        judge = Judge.local(base_url=new.url, model="new", price=Price(2.0, 12.0))
+        first, second = agree(run, judge, items=4), agree(run, judge, items=4)
+    assert first.calls == second.calls == 16
+    assert first.cost_usd is not None and first.cost_usd > 0
+    assert second.cost_usd == pytest.approx(first.cost_usd)
+    assert judge.backend.cost_usd() == pytest.approx(2 * first.cost_usd)
