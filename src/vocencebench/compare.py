@@ -378,6 +378,11 @@ def _early_status(record: Mapping[str, Any]) -> str:
     """The status line of a ``stop_when_decided`` run."""
     if "judged" not in record:
         return "EARLY STOPPING requested, but no judge ran: nothing to stop"
+    if record.get("halted"):
+        return (f"EARLY STOPPING cut short: judging stopped on an error after {record['judged']} "
+                f"of {record['needing_judge']} items that needed the judge were sent "
+                f"({record.get('answered', '?')} answered); the other "
+                f"{record['unjudged']} were never asked")
     if record.get("stopped_early"):
         return (f"EARLY STOPPING: judged {record['judged']} of {record['needing_judge']} items "
                 f"that needed the judge; the verdict ({record['verdict']}) could no longer "

@@ -194,6 +194,18 @@ def test_a_fatal_judge_error_mid_schedule_ends_incomplete() -> None:
     # Parked pairs keep their analyses when the run stops.
     parked = [p for p in h.pairs if p.incomplete and p.analysis_a.probes]
     assert parked
+    # The record and the status line say judging was cut short, not that every item was
+    # judged ("every item that needed the judge was judged", "all 16 items ... were judged").
+    rec = h.metadata["early_stopping"]
+    answered = sum(1 for p in h.pairs if p.verdicts and p.incomplete is None)
+    assert rec["halted"].startswith("judge: ") and rec["unjudged"] > 0
+    assert rec["answered"] == answered < rec["judged"] < rec["needing_judge"]
+    assert rec["why"].startswith("judging stopped before the verdict was certain: judge: ")
+    assert f"of the {rec['needing_judge']} items that needed the judge were never asked" in \
+        rec["why"]
+    status = "\n".join(h.status())
+    assert "EARLY STOPPING cut short: judging stopped on an error" in status
+    assert "were judged" not in status
 
 
 @pytest.mark.slow

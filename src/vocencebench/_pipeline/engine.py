@@ -236,7 +236,9 @@ class Engine(EventLoop):
 
     def early_stopping(self) -> dict[str, Any] | None:
         """The record of a ``stop_when_decided`` run (None for any other run)."""
-        return self._schedule.record() if self._schedule is not None else None
+        if self._schedule is None:
+            return None
+        return self._schedule.record(halted=self._stopped)
 
     def _stalled(self) -> str:  # pragma: no cover - an internal error
         return f"{len(self._open)} items open"

@@ -53,6 +53,8 @@ class JudgeSchedule:
     _parked: dict[int, tuple[OpenItem, PairResult, tuple[Range, Range]]] = field(
         default_factory=dict, init=False, repr=False)
     _released: set[int] = field(default_factory=set, init=False, repr=False)
+    #: Released items whose pair closed complete (the judge answered every dimension).
+    _answered: set[int] = field(default_factory=set, init=False, repr=False)
     #: Item index → its two S ranges once closed (None: incomplete, decides nothing).
     _known: dict[int, tuple[Range, Range] | None] = field(
         default_factory=dict, init=False, repr=False)
@@ -78,6 +80,8 @@ class JudgeSchedule:
         """Item ``i`` closed (judged, or never needing the judge)."""
         self._known[i] = None if pair.incomplete is not None else (
             _range(pair, "a"), _range(pair, "b"))
+        if i in self._released and pair.incomplete is None:
+            self._answered.add(i)
 
     def state(self, i: int) -> OpenItem | None:
         """The open state of parked item ``i`` (None when it is not parked)."""
@@ -139,19 +143,29 @@ class JudgeSchedule:
                 rb.append(got[1])
         return (ra, rb) if ra else None
 
-    def record(self) -> dict[str, Any]:
-        """What run.json keeps (``metadata["early_stopping"]``)."""
+    def record(self, *, halted: str | None = None) -> dict[str, Any]:
+        """What run.json keeps (``metadata["early_stopping"]``). ``halted``: the fatal error
+        that stopped the run before judging was over (the items still parked were never
+        asked). ``judged``: items sent to the judge; ``answered``: those it answered on every
+        dimension."""
         judged = len(self._released)
-        return {
+        rec = {
             "enabled": True, "batch": self.batch, "order_seed": self.seed,
             "order": "items sorted by (PCG64(order_seed).random_raw(n)[i], i)",
             "items": self.n, "needing_judge": self.needing_judge, "judged": judged,
+            "answered": len(self._answered),
             "unjudged": self.needing_judge - judged, "stopped_early": self.verdict is not None,
             "verdict": self.verdict, "why": self.why or (
                 "every item that needed the judge was judged: the verdict was not certain "
                 "before the last batch"),
             "evaluations": self.trace,
         }
+        if halted is not None and self.verdict is None and self._parked:
+            rec["halted"] = halted
+            rec["why"] = (f"judging stopped before the verdict was certain: {halted}; "
+                          f"{self.needing_judge - judged} of the {self.needing_judge} items "
+                          "that needed the judge were never asked")
+        return rec
 
 
 def _range(pair: PairResult, side: str) -> Range:
