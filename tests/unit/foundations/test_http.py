@@ -129,11 +129,17 @@ def test_client_errors_are_fatal_after_one_call(status: int) -> None:
     assert err.value.fatal and err.value.calls == 1 and len(srv.calls) == 1 and slept == []
 
 
-def test_other_client_errors_are_neither_retried_nor_fatal() -> None:
-    with FakeJudgeServer("raw", lambda c: Reply(status=409, body={})) as srv, \
-            pytest.raises(HTTPFailure, match="HTTP 409") as err:
+@pytest.mark.parametrize(("status", "fatal"), [(409, True), (410, True), (302, True),
+                                              (413, False), (451, False)])
+def test_other_client_errors_are_not_retried_and_stop_the_run_unless_about_one_request(
+        status: int, fatal: bool) -> None:
+    # An unlisted 4xx was neither retried nor fatal: every item then failed the same way,
+    # incomplete for ever (reruns included). Only a status about one request (its size, its
+    # content) may let the next one pass.
+    with FakeJudgeServer("raw", lambda c: Reply(status=status, body={})) as srv, \
+            pytest.raises(HTTPFailure, match=f"HTTP {status}") as err:
         post(client(), srv)
-    assert not err.value.fatal and len(srv.calls) == 1
+    assert err.value.fatal is fatal and len(srv.calls) == 1
 
 
 @pytest.mark.parametrize(
