@@ -77,11 +77,9 @@ _INTERRUPTED_NO_CACHE_LINE = ("vocencebench: interrupted; nothing was kept (--no
 #: 128 + SIGINT; the same value as ``constants.EXIT_INTERRUPTED`` (checked by a test), repeated
 #: here because the handler must work before that module is imported.
 _EXIT_INTERRUPTED = 130
-#: 128 + SIGPIPE: standard output (or error) was closed by its reader before the command had
-#: written everything (``vocencebench decide FILE | head -1``): the status a shell reports for
-#: a program a closed pipe ends. Only this module can see it (the commands never return it),
-#: so it is defined here.
-EXIT_BROKEN_PIPE = 141
+#: 128 + SIGPIPE (``constants.EXIT_BROKEN_PIPE``, checked by a test), repeated here for the
+#: same reason: a closed pipe can end even ``--help``, before that module is imported.
+_EXIT_BROKEN_PIPE = 141
 #: How often a swallowed interrupt is delivered again (it lands in the next bytecodes; a
 #: second one swallowed as well is rare, and the check when the command returns remains).
 _REDELIVERIES = 10
@@ -93,11 +91,10 @@ _ACTIVE: "list[_Interrupts]" = []
 
 def __getattr__(name: str) -> object:
     # The re-exported statuses and the version load on first use, not with this module.
-    if name in ("EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE"):
-        from .constants import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
+    if name in ("EXIT_BROKEN_PIPE", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_USAGE"):
+        from . import constants
 
-        return {"EXIT_INCOMPLETE": EXIT_INCOMPLETE, "EXIT_INTERRUPTED": EXIT_INTERRUPTED,
-                "EXIT_USAGE": EXIT_USAGE}[name]
+        return getattr(constants, name)
     if name == "__version__":
         from .constants import PACKAGE_VERSION
 
@@ -305,7 +302,7 @@ def _run(argv: "Sequence[str] | None", interrupts: _Interrupts) -> int:
         # unbuffered) an error argparse has already ignored.
         sys.stdout.flush()
         if exc.code == 0 and _closed(sys.stdout, unknown=False):
-            return EXIT_BROKEN_PIPE
+            return _EXIT_BROKEN_PIPE
         raise
     if getattr(args, "no_cache", False):
         interrupts.line = _INTERRUPTED_NO_CACHE_LINE
@@ -359,7 +356,7 @@ def main(argv: "Sequence[str] | None" = None) -> int:
             if interrupts.received:  # an error that follows a signal is the interruption
                 return interrupts.stop()
             if isinstance(exc, BrokenPipeError) and _closed_output():
-                return EXIT_BROKEN_PIPE  # quiet: the reader has what it wanted
+                return _EXIT_BROKEN_PIPE  # quiet: the reader has what it wanted
             raise
     finally:
         if argv is None:

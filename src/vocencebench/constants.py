@@ -40,6 +40,7 @@ __all__ = [
     "DIFFICULTY_MIX",
     "EARLY_STOP_BATCH",
     "EARLY_STOP_SLACK",
+    "EXIT_BROKEN_PIPE",
     "EXIT_CHECK_FAILED",
     "EXIT_INCOMPLETE",
     "EXIT_INTERRUPTED",
@@ -225,5 +226,8 @@ EXIT_USAGE: Final = 2
 #: INCOMPLETE: an instrument failed on some items (or its known-answer canaries, before any
 #: item), so no winner is named; a red team with a duel that could not be decided.
 EXIT_INCOMPLETE: Final = 3
-#: Interrupted by Ctrl-C or SIGTERM (128 + SIGINT).
+#: Interrupted by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT).
 EXIT_INTERRUPTED: Final = 130
+#: Standard output's reader went away before the command had written everything (``... |
+#: head -1``): 128 + SIGPIPE, the status a shell reports for a program a closed pipe ends.
+EXIT_BROKEN_PIPE: Final = 141
