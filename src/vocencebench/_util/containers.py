@@ -10,6 +10,7 @@ bytes the file really holds. RIFF/WAVE itself is handled by :func:`vocencebench.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 __all__ = ["shortfall"]
 
@@ -25,13 +26,23 @@ def _message(kind: str, declared: int, have: int) -> str:
             f"holds {have}")
 
 
+def _chunks(raw: bytes, pos: int, size_format: str, *, even: bool
+            ) -> Iterator[tuple[bytes, int, int]]:
+    """(id, declared size, offset of the body) of each chunk from ``pos``: a four-byte id
+    then a size packed as ``size_format``; ``even``: bodies are padded to an even length."""
+    head = 4 + struct.calcsize(size_format)
+    while pos + head <= len(raw):
+        (size,) = struct.unpack(size_format, raw[pos + 4:pos + head])
+        body = pos + head
+        yield raw[pos:pos + 4], size, body
+        if size < 0:
+            return  # a size marked unknown: nothing after it can be found
+        pos = body + size + (size & 1 if even else 0)
+
+
 def _rf64(raw: bytes) -> str | None:
     data_size: int | None = None
-    pos = 12
-    while pos + 8 <= len(raw):
-        cid = raw[pos:pos + 4]
-        (size,) = struct.unpack("<I", raw[pos + 4:pos + 8])
-        body = pos + 8
+    for cid, size, body in _chunks(raw, 12, "<I", even=True):
         if cid == b"ds64" and body + 16 <= len(raw):
             (data_size,) = struct.unpack("<Q", raw[body + 8:body + 16])
         elif cid == b"data":
@@ -40,7 +51,6 @@ def _rf64(raw: bytes) -> str | None:
             if declared in (0, _RF64_UNKNOWN, 0xFFFFFFFF) or declared <= have:
                 return None
             return _message("RF64", declared, have)
-        pos = body + size + (size & 1)
     return None
 
 
@@ -57,33 +67,14 @@ def _w64(raw: bytes) -> str | None:
     return None
 
 
-def _aiff(raw: bytes) -> str | None:
-    pos = 12
-    while pos + 8 <= len(raw):
-        cid = raw[pos:pos + 4]
-        (size,) = struct.unpack(">I", raw[pos + 4:pos + 8])
-        body = pos + 8
-        if cid == b"SSND":
+def _audio_chunk(raw: bytes, kind: str, start: int, size_format: str, audio_id: bytes, *,
+                 even: bool) -> str | None:
+    """The shortfall of the audio chunk ``audio_id`` (AIFF's SSND, CAF's data)."""
+    for cid, size, body in _chunks(raw, start, size_format, even=even):
+        if cid == audio_id:
             have = len(raw) - body
-            return None if size <= have else _message("AIFF", size, have)
-        pos = body + size + (size & 1)
-    return None
-
-
-def _caf(raw: bytes) -> str | None:
-    pos = 8
-    while pos + 12 <= len(raw):
-        cid = raw[pos:pos + 4]
-        (size,) = struct.unpack(">q", raw[pos + 4:pos + 12])
-        body = pos + 12
-        if cid == b"data":
-            have = len(raw) - body
-            if size == _CAF_UNKNOWN or size <= have:
-                return None
-            return _message("CAF", size, have)
-        if size < 0:
-            return None
-        pos = body + size
+            return None if size == _CAF_UNKNOWN or size <= have else _message(
+                kind, size, have)
     return None
 
 
@@ -95,7 +86,7 @@ def shortfall(raw: bytes) -> str | None:
     if raw[:4] == b"riff" and raw[4:16] == bytes.fromhex("2e91cf11a5d628db04c10000"):
         return _w64(raw)
     if raw[:4] == b"FORM" and raw[8:12] in (b"AIFF", b"AIFC"):
-        return _aiff(raw)
+        return _audio_chunk(raw, "AIFF", 12, ">I", b"SSND", even=True)
     if raw[:4] == b"caff":
-        return _caf(raw)
+        return _audio_chunk(raw, "CAF", 8, ">q", b"data", even=False)
     return None
