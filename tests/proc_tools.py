@@ -90,10 +90,13 @@ def wait_gone(pids: set[int], sid: int | None, deadline_s: float) -> set[int]:
 
 
 def as_in_a_terminal() -> None:
-    """``preexec_fn`` of a child a test interrupts: the default SIGINT disposition.
+    """``preexec_fn`` of a child a test interrupts: the default SIGINT and SIGHUP
+    dispositions.
 
     A test runner started in the background of a non-interactive shell (`make test &`, a CI
-    step) inherits SIGINT ignored, and Python (the CLI too) keeps an ignored SIGINT ignored:
-    the child would never see the Ctrl-C the test sends. A terminal's foreground job has the
-    default disposition."""
+    step) inherits SIGINT ignored, and one started under ``nohup`` SIGHUP ignored; Python
+    (the CLI too) keeps an ignored SIGINT or SIGHUP ignored: the child would never see the
+    Ctrl-C or hang-up the test sends. A terminal's foreground job has the default
+    dispositions."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
