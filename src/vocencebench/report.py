@@ -87,8 +87,31 @@ def _fmt(x: float | None, pct: bool = False) -> str:
 
 
 def _not_scored(h: Head2Head) -> list[str]:
-    scored = {r.dimension for r in _dimension_rows(h)}
+    """The registry's dimensions no clip of either system was scored on (the table's rows
+    cover only the items both systems produced, so they cannot say)."""
+    scored = {dim for p in h.pairs for s in (p.a, p.b) if s.failure is None for dim in s.d}
     return [d for d in h.registry.dimensions() if d not in scored]
+
+
+def _table_note(h: Head2Head) -> str | None:
+    """What the per-dimension rows leave out: the items one system failed on (or an
+    instrument), which the rows cannot pair; None when they cover every item."""
+    both = sum(1 for p in h.pairs if p.a.failure is None and p.b.failure is None
+               and p.incomplete is None)
+    if both == len(h.pairs):
+        return None
+    if both == 0:
+        return ("no item has clips of both systems that every instrument scored, so there are "
+                "no per-dimension rows (see the failures)")
+    return (f"the per-dimension rows cover the {both} of {len(h.pairs)} items both systems "
+            "produced and every instrument scored (see the failures)")
+
+
+def _composite_label(h: Head2Head) -> str:
+    """The composite row's name: a run stopped early knows its means only as intervals, and
+    its decision holds the end of each that is worst for the verdict."""
+    return ("composite S (stopped early: interval ends, worst for the verdict)"
+            if h.decision.reason.startswith("stopped early:") else "composite S")
 
 
 # ----------------------------------------------------------------------------- failures
@@ -239,7 +262,7 @@ class _Response:
     unit: str
     levels: tuple[str, ...]
     cells: dict[tuple[str, str], str]  # (system label, level) -> "mean ± sd (n)"
-    span: dict[str, float | None]  # system label -> extreme-level difference of the means
+    span: dict[str, float | None]  # system label -> highest minus lowest level's mean
     flat: dict[str, bool]
 
 
@@ -286,7 +309,11 @@ def _responses(h: Head2Head) -> list[_Response]:
                 # from the requested speaker's reference would mix in the requested gender.
                 means.append(12.0 * math.log2(st.mean) if t == "pitch" and st.mean > 0
                              else st.mean)
-            span[lab] = (max(means) - min(means)) if len(means) >= 2 else None
+            # Highest requested level's mean minus the lowest's (levels run low to high): a
+            # system that renders the extremes alike, or the wrong way round, is FLAT however
+            # far a middle level strays (max − min made quiet −23, normal −17, loud −23 LUFS
+            # a 6 LU span, not flat).
+            span[lab] = (means[-1] - means[0]) if len(means) >= 2 else None
             sp = span[lab]
             flat[lab] = sp is not None and t in FLAT_SPAN and sp < FLAT_SPAN[t]
         out.append(_Response(t, "semitones" if t == "pitch" else unit, levels, cells, span,
@@ -336,6 +363,9 @@ def render_summary(h: Head2Head) -> str:
     missing = _not_scored(h)
     if missing:
         lines.append(f"  not scored in this run: {t(', '.join(missing))}")
+    note = _table_note(h)
+    if note:
+        lines.append(f"  {note}")
     lines.append("")
     w = max(len(la), len(lb), 8)
     lines.append(f"{'dimension':<13} {'mean d ' + la:>{w + 7}} {'mean d ' + lb:>{w + 7}} "
@@ -347,7 +377,8 @@ def render_summary(h: Head2Head) -> str:
             f"{_fmt(r.win_rate_b, True):>7}"
         )
     d = h.decision
-    lines.append(f"{'composite S':<13} {_fmt(d.mean_a):>{w + 7}} {_fmt(d.mean_b):>{w + 7}}")
+    lines.append(f"{_composite_label(h):<13} {_fmt(d.mean_a):>{w + 7}} "
+                 f"{_fmt(d.mean_b):>{w + 7}}")
     lines += [t(x) for x in gate_summary_lines(h)] or ["gate pass:    OFF (no transcriber)"]
     flats = [f"{t(lab)} {t(r.trait)} (span {r.span[lab]:.2f} {r.unit})" for r in _responses(h)
              for lab in h.labels if r.flat.get(lab)]
@@ -383,6 +414,9 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     missing = _not_scored(h)
     if missing:
         out.append(f"> not scored in this run: {markdown_safe(', '.join(missing))}")
+    note = _table_note(h)
+    if note:
+        out.append(f"> {note}")
     winner = markdown_safe(_verdict_text(h).replace("TIE", "tie"))
     out += ["", f"**Decision: {winner}**", "",
             markdown_safe(d.reason), "", *robustness_section.markdown_lines(h.robustness), "",
@@ -393,7 +427,8 @@ def render_markdown(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
         out.append(f"| {markdown_safe(r.dimension)} | {_fmt(r.mean_a)} | {_fmt(r.mean_b)} | "
                    f"{_fmt(r.success_a, True)} | {_fmt(r.success_b, True)} | "
                    f"{_fmt(r.win_rate_b, True)} | {r.n} |")
-    out.append(f"| **composite S** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | {d.n} |")
+    out.append(f"| **{_composite_label(h)}** | {_fmt(d.mean_a)} | {_fmt(d.mean_b)} | | | | "
+               f"{d.n} |")
     out += ["", "## Intelligibility gate", ""]
     out += gate_markdown(h) if gate_on(h) else ["OFF: no transcriber ran."]
     out += ["", "## Measured value per requested level", ""]
@@ -556,9 +591,10 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
     la, lb = h.labels
     d = h.decision
     rows = _dimension_rows(h)
+    note = _table_note(h)
     status = "\n".join(_cache_warning(h) + h.status()
                        + ([f"not scored: {', '.join(_not_scored(h))}"]
-                          if _not_scored(h) else []))
+                          if _not_scored(h) else []) + ([note] if note else []))
     table = ["<table><tr><th>dimension</th><th>mean d " + html_safe(la) + "</th><th>mean d "
              + html_safe(lb) + "</th><th>success " + html_safe(la) + "</th><th>success "
              + html_safe(lb) + "</th><th>win rate " + html_safe(lb) + "</th><th>n</th></tr>"]
@@ -567,7 +603,8 @@ def render_html(h: Head2Head, *, extra: Sequence[str] = ()) -> str:
                      f"<td>{_fmt(r.mean_b)}</td><td>{_fmt(r.success_a, True)}</td>"
                      f"<td>{_fmt(r.success_b, True)}</td><td>{_fmt(r.win_rate_b, True)}</td>"
                      f"<td>{r.n}</td></tr>")
-    table.append(f"<tr><th>composite S</th><td>{_fmt(d.mean_a)}</td><td>{_fmt(d.mean_b)}</td>"
+    table.append(f"<tr><th>{_composite_label(h)}</th><td>{_fmt(d.mean_a)}</td>"
+                 f"<td>{_fmt(d.mean_b)}</td>"
                  f"<td></td><td></td><td></td><td>{d.n}</td></tr></table>")
     gate = (gate_html(h) if gate_on(h)
             else "<p>OFF — no transcriber ran; no sample was gated.</p>")

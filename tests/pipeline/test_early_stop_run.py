@@ -89,6 +89,13 @@ def test_a_stopped_run_names_the_full_winner_with_fewer_calls_and_fixed_bytes(
     assert back.decision == early.decision and tuple(back.pairs) == tuple(early.pairs)
     assert "EARLY STOPPING: judged" in early.summary()
     assert "over every outcome of the" in early.summary()
+    # The composite row shows interval ends, and says so (a plain "composite S" read as
+    # the means, with the most flattering gap for the winner).
+    label = "composite S (stopped early: interval ends, worst for the verdict)"
+    for name in ("report.md", "report.html"):
+        assert label in (tmp_path / "a" / name).read_text(encoding="utf-8"), name
+    assert label in early.summary()
+    assert "composite S (stopped" not in full.summary()
 
 
 @pytest.mark.slow
