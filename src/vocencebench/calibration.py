@@ -120,6 +120,18 @@ class HumanVerdict:
     run_winner: str | None
     same_as_run: bool | None
 
+    def deciding_numbers(self) -> str:
+        """The bound and margin that decided it, as the run's reason states them: the
+        incumbent's win is read from LCB(a−b) against margin(b), anything else from
+        LCB(b−a) against margin(a)."""
+        d = self.decision
+        if d is None:
+            return "n/a"
+        a, b = d.labels
+        if d.winner == a:
+            return f"LCB({a}−{b}) {d.lcb_reverse:+.3f} vs margin({b}) {d.margin_reverse:.3f}"
+        return f"LCB({b}−{a}) {d.lcb:+.3f} vs margin({a}) {d.margin:.3f}"
+
 
 @dataclass(frozen=True)
 class CalibrationReport:
@@ -220,7 +232,8 @@ def _verdict_line(hv: HumanVerdict | None) -> str:
     d = hv.decision
     same = ("" if hv.same_as_run is None else
             " = the run's" if hv.same_as_run else f" ≠ the run's ({terminal_safe(hv.run_winner)})")
-    return f"{terminal_safe(d.winner)} (n={d.n}, LCB {d.lcb:+.3f} vs {d.margin:.3f}){same}"
+    return (f"{terminal_safe(d.winner)} (n={d.n}, {terminal_safe(hv.deciding_numbers())})"
+            f"{same}")
 
 
 def cohen_kappa(
@@ -303,13 +316,20 @@ def agreement(
         kappa=cohen_kappa(human, judge),
         spearman=spearman(xs, ys),
         n_scored=n_scored,
-        consistency_rate=(sum(v.consistent for _, v in pairs) / n) if n else None,
+        consistency_rate=_consistency(pairs),
         confusion=confusion,
         items=len(shares),
         ci_low=low,
         ci_high=high,
         ci_level=level,
     )
+
+
+def _consistency(pairs: Sequence[tuple[HumanLabel, Verdict]]) -> float | None:
+    """The share of matched verdicts (one per item and dimension, however many raters
+    labelled it) whose two presentation orders named the same winner."""
+    by_verdict = {(h.id, h.dimension): v.consistent for h, v in pairs}
+    return sum(by_verdict.values()) / len(by_verdict) if by_verdict else None
 
 
 def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:

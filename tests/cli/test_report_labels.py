@@ -43,6 +43,9 @@ def test_labels_add_a_diagnostic_table_and_change_no_decision_byte(
     tone_winners = [p.verdicts["tone"].winner for p in h.pairs if "tone" in p.verdicts]
     want = sum(1.0 if w == "tie" else 0.5 for w in tone_winners) / len(tone_winners)
     assert cells[2] == f"{want:.3f}" and cells[1] == str(2 * len(tone_winners))
+    # ρ has its column, as calibrate prints it (the report left it out): no scores here.
+    header = next(ln for ln in table.splitlines() if ln.startswith("| dimension |"))
+    assert "| κ | ρ (scores) | judge consistency |" in header and cells[5] == "—"
     page = (run / "report.html").read_text(encoding="utf-8")
     assert 'id="human-labels"' in page and "DIAGNOSTIC" in page
     # Re-rendered without labels, the table is gone and the decision is still the same.

@@ -48,7 +48,7 @@ def _human(hv: HumanVerdict | None) -> tuple[str, str]:
         return "—", "—"
     d = hv.decision
     same = "—" if hv.same_as_run is None else ("yes" if hv.same_as_run else "NO")
-    return f"{d.winner} (n={d.n}, LCB {d.lcb:+.3f} vs margin {d.margin:.3f})", same
+    return f"{d.winner} (n={d.n}, {hv.deciding_numbers()})", same
 
 
 def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
@@ -56,13 +56,14 @@ def labels_section(h: Head2Head, files: Sequence[str | os.PathLike[str]]
     """(HTML, Markdown lines) of the section for the label ``files``."""
     r = labels_report(h, files)
     head = ["dimension", "rows", "agreement", f"{100 * r.overall.ci_level:.0f}% CI", "κ",
-            "judge consistency", "α (raters)", "human verdict", "same as the run"]
+            "ρ (scores)", "judge consistency", "α (raters)", "human verdict",
+            "same as the run"]
     body = []
     for name, a, alpha, hv in r.rows():
         ci = "—" if a.ci_low is None or a.ci_high is None else f"[{a.ci_low:.3f}, {a.ci_high:.3f}]"
         verdict, same = _human(hv)
-        body.append([name, str(a.n), _f(a.accuracy), ci, _f(a.kappa), _f(a.consistency_rate),
-                     _f(alpha), verdict, same])
+        body.append([name, str(a.n), _f(a.accuracy), ci, _f(a.kappa), _f(a.spearman),
+                     _f(a.consistency_rate), _f(alpha), verdict, same])
     raters = ", ".join(r.raters) or "none"
     tail = (f"{len(r.raters)} rater(s): {raters}; unmatched: {r.unmatched_human} human rows, "
             f"{r.unmatched_verdicts} judge verdicts.")

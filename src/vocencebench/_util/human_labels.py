@@ -202,8 +202,10 @@ def read_human_csv(path: str | os.PathLike[str], keys: Iterable[ListeningKey] = 
             log = "rater" in cols
             out: dict[tuple[str, str, str], HumanLabel] = {}
             plain: list[HumanLabel] = []
-            for line, row in enumerate(reader, start=2):
-                where = f"{path}:{line}"
+            start = reader.line_num + 1  # the physical line a row begins on: a quoted
+            for row in reader:           # field may hold line breaks
+                where = f"{path}:{start}"
+                start = reader.line_num + 1
                 ident = (row.get("id") or "").strip()
                 if page:
                     winner, dim, sa, sb = _page_row(row, found, where)

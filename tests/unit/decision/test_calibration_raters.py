@@ -152,3 +152,49 @@ def test_calibrate_reads_the_judge_from_a_run(tmp_path: Path,
     assert "raters: 1 (ann)" in out and "Diagnostic only" in out
     assert main(["calibrate", str(tmp_path / "ann.csv")]) == 2
     assert "give the human-label file(s)" in capsys.readouterr().err
+
+
+def _verdicts_file(path: Path, rows: list[tuple[str, str, bool]]) -> Path:
+    path.write_text("".join(json.dumps({
+        "id": i, "winner": w, "score_a": 3 if w == "a" else 1, "score_b": 1 if w == "a" else 3,
+        "reasoning_a": "", "reasoning_b": "", "confidence": 0.8, "consistent": c,
+        "dimension": "tone", "model": "m", "prompt_version": "p"}) + "\n" for i, w, c in rows),
+        encoding="utf-8")
+    return path
+
+
+def test_judge_consistency_counts_each_verdict_once_however_many_raters(tmp_path: Path) -> None:
+    # Three raters on the inconsistent verdict, one on the consistent one: 0.250 was
+    # reported, weighted by label rows; the share of the 2 verdicts is 1/2.
+    from vocencebench.calibration import calibrate_files
+
+    v = _verdicts_file(tmp_path / "v.jsonl", [("i1", "a", False), ("i2", "a", True)])
+    files = []
+    for rater, ids in (("ann", ("i1", "i2")), ("bo", ("i1",)), ("cy", ("i1",))):
+        f = tmp_path / f"{rater}.csv"
+        f.write_text("id,dimension,winner\n" + "".join(f"{i},tone,a\n" for i in ids))
+        files.append(str(f))
+    assert calibrate_files(files, v).by_dimension["tone"].consistency_rate == 0.5
+
+
+def test_a_human_win_for_a_shows_the_numbers_that_decided_it(tmp_path: Path) -> None:
+    # "a (n=10, LCB -1.000 vs 0.015)" printed b's bound against a's margin: a failed win.
+    from vocencebench.calibration import calibrate_files
+
+    v = _verdicts_file(tmp_path / "v.jsonl", [(f"i{k}", "a", True) for k in range(10)])
+    labels = tmp_path / "ann.csv"
+    labels.write_text("id,dimension,winner\n" + "".join(f"i{k},tone,a\n" for k in range(10)))
+    text = calibrate_files(str(labels), v).summary()
+    assert "a (n=10, LCB(a−b) +1.000 vs margin(b) 0.100)" in text, text
+
+
+def test_a_bad_row_after_a_quoted_line_break_is_named_by_its_physical_line(
+        tmp_path: Path) -> None:
+    from vocencebench.calibration import read_human_csv
+    from vocencebench.errors import ConfigError
+
+    f = tmp_path / "labels.csv"
+    f.write_text('id,dimension,winner,score_a,score_b,rater\nx1,tone,a,,,"Ann\nSmith"\n'
+                 "x2,tone,a,,,Ann\nx3,tone,q,,,Ann\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"labels\.csv:5: winner 'q' is not a, b or tie"):
+        read_human_csv(f)
