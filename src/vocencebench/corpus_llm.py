@@ -65,6 +65,10 @@ __all__ = ["LLMCorpusWriter", "checkpoint_path", "generate_llm_corpus"]
 
 log = logging.getLogger(__name__)
 
+#: Most characters of a rejected answer quoted back to the model with the complaints (a
+#: valid item is a few hundred characters; the rest of a longer answer is cut).
+REJECTED_ANSWER_CHARS = 4000
+
 _SYSTEM = """You write items for a benchmark of prompt-controllable text-to-speech.
 For the persona you are given, answer with ONE JSON object and nothing else:
 {"instruction": "...", "text": "..."}
@@ -220,7 +224,9 @@ class LLMCorpusWriter:
         start, end = s.find("{"), s.rfind("}")
         if start < 0 or end < start:
             raise ValueError("no JSON object in the answer")
-        obj = strict_json.loads(s[start:end + 1])  # a ValueError for any malformed answer
+        # A ValueError for any malformed answer, a key given twice included (which of two
+        # "text" fields was meant is not ours to guess).
+        obj = strict_json.loads(s[start:end + 1], unique_keys=True)
         if not isinstance(obj, dict) or not isinstance(obj.get("instruction"), str) or \
                 not isinstance(obj.get("text"), str):
             raise ValueError('the object needs string fields "instruction" and "text"')
@@ -235,8 +241,9 @@ class LLMCorpusWriter:
         :func:`vocencebench.corpus.opening`) and ``max_openings``, an instruction whose
         opening already begins that many items is rejected like any other rule; both are
         updated with the accepted item."""
-        messages = [{"role": "system", "content": _SYSTEM},
-                    {"role": "user", "content": self._persona(a)}]
+        first = [{"role": "system", "content": _SYSTEM},
+                 {"role": "user", "content": self._persona(a)}]
+        messages = first
         complaints: list[str] = []
         for _ in range(self.max_attempts):
             answer = self._chat(http, messages)
@@ -264,7 +271,12 @@ class LLMCorpusWriter:
                     if openings is not None:
                         openings[start] += 1
                     return item
-            messages = [*messages, {"role": "assistant", "content": answer},
+            # Only the last rejected answer goes back, cut to REJECTED_ANSWER_CHARS: each
+            # attempt re-sent every earlier answer in full, so a huge answer multiplied the
+            # upload (and the billed input) with every attempt.
+            shown = (answer if len(answer) <= REJECTED_ANSWER_CHARS
+                     else answer[:REJECTED_ANSWER_CHARS] + " … [the rest of the answer is cut]")
+            messages = [*first, {"role": "assistant", "content": shown},
                         {"role": "user", "content": "The validator rejected that item:\n- "
                          + "\n- ".join(complaints) + "\nFix every point and answer with the "
                          "corrected JSON object only."}]

@@ -184,6 +184,38 @@ def _then_valid(*first: Reply) -> Any:
     return respond
 
 
+def _answer(content: str) -> Reply:
+    return Reply(body={"choices": [{"index": 0, "message": {"role": "assistant",
+                                                            "content": content}}]})
+
+
+def test_a_huge_rejected_answer_is_quoted_back_once_and_cut() -> None:
+    # Every attempt re-sent every earlier answer in full: a 1 MB answer four times made
+    # requests of 1.5 KB, 1 MB, 2 MB and 3 MB for one item.
+    from vocencebench.corpus_llm import REJECTED_ANSWER_CHARS
+
+    huge = _answer(json.dumps({"instruction": "A voice.", "text": "x" * 1_000_000}))
+    with FakeJudgeServer("raw", _then_valid(huge, huge, huge)) as srv:
+        writer = LLMCorpusWriter(base_url=srv.url + "/v1", model="m", api_key=KEY)
+        assert len(writer.write(balanced_assignment(16, 3)[:1])) == 1
+    sizes = [len(json.dumps(c.body)) for c in srv.calls]
+    assert len(sizes) == 4 and max(sizes) < sizes[0] + REJECTED_ANSWER_CHARS + 2000, sizes
+    last = srv.calls[-1].body["messages"]
+    assert len(last) == 4 and last[2]["content"].endswith("[the rest of the answer is cut]")
+
+
+def test_an_answer_with_a_key_given_twice_is_rejected_not_guessed() -> None:
+    # The second "text" was kept silently: here it would have smuggled past the check on
+    # the first.
+    persona_answer = _then_valid(_answer(
+        '{"instruction": "A voice.", "text": "Speak loudly!", "text": "Hello there."}'))
+    with FakeJudgeServer("raw", persona_answer) as srv:
+        writer = LLMCorpusWriter(base_url=srv.url + "/v1", model="m", api_key=KEY)
+        assert len(writer.write(balanced_assignment(16, 3)[:1])) == 1
+    assert len(srv.calls) == 2
+    assert "key 'text' is given twice" in srv.calls[1].body["messages"][-1]["content"]
+
+
 @pytest.mark.parametrize("headers", [{"Retry-After": "7"}, {"retry-after-ms": "2500"}])
 def test_a_rate_limit_waits_what_the_server_asks_then_succeeds(headers: dict[str, str]) -> None:
     limited = Reply(status=429, body={"error": {"message": "Rate limit reached"}},
